@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rslub: quick start in README.md.
+#
+#   make test    boot the test kernel, run the KUnit suites, print "N passed, N failed"
+#   make run     boot it, load rslub with PARAMS="...", print what it reports
+#   make shell   interactive guest with the modules at hand
+#   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
+#   make setup   install tools, fetch the kernel source, build the test kernel
+#   make modules build rslub.ko and rslub_kunit.ko only
+#
+# Variables: VARIANT=default|debug  CPUS=4  NODES=2  PARAMS=  APPEND=  ACCEL=auto|kvm|tcg
+#            KDIR= (a built Rust-enabled tree)  KSRC= (a source tree)  RSLUB_CACHE=
+#
+# Everything built goes to the cache folder (~/.cache/rslub by default), never here.
+# This file is make's; Kbuild (next to it) is the kernel build's.
+
+export VARIANT CPUS NODES PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE
+
+.PHONY: all setup kernel modules test run shell check clean
+all: modules
+
+setup:
+	@scripts/kernel.sh >/dev/null
+
+kernel: setup
+
+modules:
+	@scripts/modules.sh >/dev/null
+
+test:
+	@scripts/vm.sh test
+
+run:
+	@scripts/vm.sh run
+
+shell:
+	@scripts/vm.sh shell
+
+check:
+	@scripts/check.sh
+
+clean:
+	@scripts/clean.sh

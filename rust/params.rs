@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Module parameters: their defaults, their ranges, and the effective values.
+//!
+//! The raw values come from `insmod`/`modprobe` arguments, `/etc/modprobe.d` or the kernel
+//! command line (`rslub.max_order=3`, read by `modprobe`). They are checked once, at load:
+//! a value out of range fails the load with `EINVAL` and a message naming the parameter
+//! and its allowed range. Nothing here depends on the running kernel beyond the topology
+//! passed in, so the KUnit suites check the same code with any value.
+
+use kernel::{bindings, fmt};
+
+/// Highest page order the page allocator hands out (`MAX_PAGE_ORDER`).
+pub(crate) const MAX_PAGE_ORDER: i32 = bindings::MAX_PAGE_ORDER as i32;
+/// Most objects a slab may hold (SLUB's `MAX_OBJS_PER_PAGE`: the count is 15 bits wide).
+pub(crate) const MAX_OBJECTS: i32 = 32767;
+/// Largest accepted `min_partial` override.
+pub(crate) const MAX_MIN_PARTIAL: i32 = 1024;
+
+/// The parameters as given, before validation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RawParams {
+    /// `max_order`: highest page order of a slab.
+    pub(crate) max_order: i32,
+    /// `min_order`: lowest page order of a slab.
+    pub(crate) min_order: i32,
+    /// `min_objects`: objects a slab should hold at least; 0 is automatic.
+    pub(crate) min_objects: i32,
+    /// `min_partial`: partial slabs a node keeps before freeing empty ones; 0 is automatic.
+    pub(crate) min_partial: i32,
+}
+
+impl RawParams {
+    /// The values a load without arguments gets (the `module!` defaults): `max_order` is
+    /// the page allocator's costly order (`PAGE_ALLOC_COSTLY_ORDER`), as in SLUB; 0 makes
+    /// `min_objects` scale with the CPU count and lets each cache compute `min_partial`.
+    pub(crate) const DEFAULT: Self = Self {
+        max_order: 3,
+        min_order: 0,
+        min_objects: 0,
+        min_partial: 0,
+    };
+}
+
+/// A parameter value outside its allowed range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ParamError {
+    /// The parameter's name, as given to `insmod`.
+    pub(crate) name: &'static str,
+    /// The value given.
+    pub(crate) value: i32,
+    /// Lowest allowed value.
+    pub(crate) min: i32,
+    /// Highest allowed value.
+    pub(crate) max: i32,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid parameter {}={}: allowed range is {}..={}",
+            self.name, self.value, self.min, self.max
+        )
+    }
+}
+
+impl From<ParamError> for kernel::error::Error {
+    fn from(_: ParamError) -> Self {
+        kernel::error::code::EINVAL
+    }
+}
+
+/// Checks that `value` lies in `min..=max`.
+fn check(name: &'static str, value: i32, min: i32, max: i32) -> Result<u32, ParamError> {
+    if (min..=max).contains(&value) {
+        // `min` is never negative, so neither is `value`.
+        Ok(value.unsigned_abs())
+    } else {
+        Err(ParamError {
+            name,
+            value,
+            min,
+            max,
+        })
+    }
+}
+
+/// The CPU-scaled default of `min_objects`: `4 * (fls(cpus) + 1)`.
+///
+/// Seed thread 001: slabs holding more objects make the slow path rarer when many CPUs
+/// contend for one cache, so the default grows with the CPU count.
+pub(crate) fn auto_min_objects(cpus: u32) -> u32 {
+    // fls(): position of the highest set bit, counting from 1; fls(0) == 0.
+    let fls = u32::BITS - cpus.leading_zeros();
+    4 * (fls + 1)
+}
+
+/// Validated parameters.
+///
+/// # Invariants
+///
+/// `min_order <= max_order <= MAX_PAGE_ORDER`, `min_objects <= MAX_OBJECTS` and
+/// `min_partial <= MAX_MIN_PARTIAL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Params {
+    max_order: u32,
+    min_order: u32,
+    min_objects: u32,
+    min_partial: u32,
+}
+
+impl Params {
+    /// Validates `raw`, naming the first parameter out of range.
+    pub(crate) fn new(raw: RawParams) -> Result<Self, ParamError> {
+        let max_order = check("max_order", raw.max_order, 0, MAX_PAGE_ORDER)?;
+        let min_order = check("min_order", raw.min_order, 0, raw.max_order)?;
+        let min_objects = check("min_objects", raw.min_objects, 0, MAX_OBJECTS)?;
+        let min_partial = check("min_partial", raw.min_partial, 0, MAX_MIN_PARTIAL)?;
+        // INVARIANT: each value was checked against its range just above; `min_order`
+        // against `max_order`.
+        Ok(Self {
+            max_order,
+            min_order,
+            min_objects,
+            min_partial,
+        })
+    }
+
+    /// Highest page order of a slab.
+    pub(crate) fn max_order(&self) -> u32 {
+        self.max_order
+    }
+
+    /// Lowest page order of a slab.
+    pub(crate) fn min_order(&self) -> u32 {
+        self.min_order
+    }
+
+    /// The `min_objects` override, or `None` when automatic.
+    pub(crate) fn min_objects_override(&self) -> Option<u32> {
+        (self.min_objects != 0).then_some(self.min_objects)
+    }
+
+    /// Effective `min_objects` on a machine with `cpus` CPUs.
+    pub(crate) fn min_objects(&self, cpus: u32) -> u32 {
+        self.min_objects_override()
+            .unwrap_or_else(|| auto_min_objects(cpus))
+    }
+
+    /// The `min_partial` override, or `None` when each cache computes its own.
+    pub(crate) fn min_partial_override(&self) -> Option<u32> {
+        (self.min_partial != 0).then_some(self.min_partial)
+    }
+}

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Common settings of rslub's scripts: where things live and how the kernel is built.
+# Sourced, never run. Every variable can be set from the environment (or on the make
+# command line) to override it.
+
+RSLUB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Cache folder outside the repository: downloaded packages, kernel source, tools and
+# kernel builds.
+RSLUB_CACHE=${RSLUB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rslub}
+
+# The test kernel: Debian's linux-source package of this series.
+RSLUB_KSERIES=${RSLUB_KSERIES:-7.3}
+RSLUB_KPKG=linux-source-$RSLUB_KSERIES
+RSLUB_KSUITE=${RSLUB_KSUITE:-trixie-backports}
+
+# Kernel variant: "default" or "debug" (KASAN, lockdep, ...).
+VARIANT=${VARIANT:-default}
+
+# Toolchain. Debian's rustc-web matches the kernel's Rust requirements and ships the
+# library source the kernel compiles; rustup's rustc (often first on PATH) has none.
+RSLUB_RUSTC=${RUSTC:-/usr/bin/rustc}
+RSLUB_RUSTDOC=${RUSTDOC:-/usr/bin/rustdoc}
+RSLUB_CLIPPY=${CLIPPY_DRIVER:-/usr/bin/clippy-driver}
+RSLUB_RUSTFMT=${RUSTFMT:-/usr/bin/rustfmt}
+RSLUB_LLVM=${LLVM:--19}
+RSLUB_TOOLS=$RSLUB_CACHE/tools
+RSLUB_BINDGEN=${BINDGEN:-$RSLUB_TOOLS/bin/bindgen}
+RSLUB_VENV=$RSLUB_CACHE/venv
+RSLUB_VNG=$RSLUB_VENV/bin/vng
+
+# Arguments for every make that compiles against the kernel.
+rslub_kmake_args() {
+	printf '%s\n' "LLVM=$RSLUB_LLVM" "RUSTC=$RSLUB_RUSTC" "RUSTDOC=$RSLUB_RUSTDOC" \
+		"BINDGEN=$RSLUB_BINDGEN" "CLIPPY_DRIVER=$RSLUB_CLIPPY" "RUSTFMT=$RSLUB_RUSTFMT"
+}
+
+log() { printf 'rslub: %s\n' "$*" >&2; }
+die() { printf 'rslub: error: %s\n' "$*" >&2; exit 1; }
+
+# Run as root, or through sudo when not root.
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# virtme-ng runs its helpers (virtme-run, ...) from PATH.
+PATH=$RSLUB_VENV/bin:$PATH

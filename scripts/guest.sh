@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test guest (started by scripts/vm.sh), as root.
+#
+#   guest.sh test RUNDIR MODDIR         load checks (as KTAP suite rslub_load), then the
+#                                       KUnit module; results go to RUNDIR/ktap/<suite>
+#   guest.sh run  RUNDIR MODDIR PARAMS  modprobe rslub PARAMS, print what it reports
+#
+# RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
+set -uo pipefail
+mode=$1 rundir=$2 moddir=$3 params=${4:-}
+
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+dmesg -n 1 2>/dev/null # keep the console quiet; everything is read with dmesg
+
+# Kernel log lines printed since mark_log was last called.
+log_mark=0
+mark_log() { log_mark=$(dmesg | wc -l); }
+new_log() { dmesg | tail -n +"$((log_mark + 1))"; }
+
+# modprobe needs a module tree: make one in RUNDIR for the running kernel.
+modtree() {
+	local d=$rundir/modtree/lib/modules/$(uname -r)
+	mkdir -p "$d/extra"
+	cp "$moddir/rslub.ko" "$d/extra/"
+	: > "$d/modules.order"
+	: > "$d/modules.builtin"
+	depmod -b "$rundir/modtree" "$(uname -r)"
+}
+
+if [ "$mode" = run ]; then
+	modtree
+	mark_log
+	# shellcheck disable=SC2086 # PARAMS is a list of name=value words
+	modprobe -d "$rundir/modtree" rslub $params
+	rc=$?
+	echo "guest: kernel command line: $(cat /proc/cmdline | tr ' ' '\n' | grep '^rslub\.' | tr '\n' ' ')"
+	echo "guest: online CPUs $(cat /sys/devices/system/cpu/online), online nodes $(cat /sys/devices/system/node/online)"
+	new_log | grep -E 'rslub' || true
+	[ "$rc" -eq 0 ] && rmmod rslub
+	echo "$rc" > "$rundir/done"
+	exit 0
+fi
+
+# --- test mode: the load checks, written as a KTAP suite --------------------------------
+mkdir -p "$rundir/ktap"
+# scripts/ktap.py scans the kernel log for reports from this line on: the boot is not
+# under test.
+echo "rslub-test: checks begin" > /dev/kmsg
+n=0 body=""
+# check NAME COMMAND...: runs COMMAND, records ok/not ok.
+check() {
+	local name=$1
+	shift
+	n=$((n + 1))
+	local out
+	if out=$("$@" 2>&1); then
+		body+="    ok $n $name"$'\n'
+	else
+		body+="$(printf '%s\n' "$out" | sed 's/^/        # /')"$'\n'
+		body+="    not ok $n $name"$'\n'
+	fi
+}
+
+# load_ok WANT PARAMS...: insmod succeeds and the log shows WANT.
+load_ok() {
+	local want=$1
+	shift
+	mark_log
+	insmod "$moddir/rslub.ko" "$@" || { echo "insmod $* failed"; return 1; }
+	new_log | grep -q -- "$want" || { echo "log lacks '$want':"; new_log; rmmod rslub; return 1; }
+	rmmod rslub || { echo "rmmod failed"; return 1; }
+}
+
+# load_fails WANT PARAMS...: insmod fails and the log shows WANT (the parameter's name).
+load_fails() {
+	local want=$1
+	shift
+	mark_log
+	if insmod "$moddir/rslub.ko" "$@"; then
+		echo "insmod $* succeeded"
+		rmmod rslub
+		return 1
+	fi
+	new_log | grep -q -- "$want" || { echo "log lacks '$want':"; new_log; return 1; }
+}
+
+# modprobe_cmdline: the kernel was booted with rslub.max_order=2 (by vm.sh); modprobe
+# passes it to the module.
+modprobe_cmdline() {
+	grep -qw 'rslub.max_order=2' /proc/cmdline || { echo "not booted with rslub.max_order=2"; return 1; }
+	modtree || return 1
+	mark_log
+	modprobe -d "$rundir/modtree" rslub || { echo "modprobe failed"; return 1; }
+	new_log | grep -q 'loaded: max_order=2 ' || { echo "max_order=2 not reported:"; new_log; rmmod rslub; return 1; }
+	rmmod rslub
+}
+
+check load_with_defaults load_ok "loaded: max_order=3 min_order=0 min_objects="
+check load_with_params load_ok "loaded: max_order=4 min_order=1 min_objects=16 min_partial=7" \
+	max_order=4 min_order=1 min_objects=16 min_partial=7
+check reject_max_order_99 load_fails "invalid parameter max_order=99" max_order=99
+check reject_negative_min_objects load_fails "invalid parameter min_objects=-1" min_objects=-1
+check reject_min_partial_out_of_range load_fails "invalid parameter min_partial=5000" min_partial=5000
+check reject_min_order_above_max_order load_fails "invalid parameter min_order=3" min_order=3 max_order=2
+check reject_non_numeric_max_order load_fails "max_order" max_order=three
+check modprobe_reads_kernel_cmdline modprobe_cmdline
+
+verdict=ok
+grep -q '^    not ok' <<<"$body" && verdict="not ok"
+{
+	printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: rslub_load\n    1..%d\n' "$n"
+	printf '%s' "$body"
+	printf '%s 1 rslub_load\n' "$verdict"
+} > "$rundir/ktap/rslub_load"
+
+# --- the KUnit module: its suites run while it loads ------------------------------------
+mark_log
+insmod "$moddir/rslub_kunit.ko" || echo "guest: insmod rslub_kunit.ko failed" >> "$rundir/guest.log"
+for d in /sys/kernel/debug/kunit/*/; do
+	s=$(basename "$d")
+	case "$s" in rslub*) cp "$d/results" "$rundir/ktap/$s" ;; esac
+done
+rmmod rslub_kunit 2>> "$rundir/guest.log"
+dmesg > "$rundir/dmesg"
+echo 0 > "$rundir/done"

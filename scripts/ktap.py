@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns one test guest run into a verdict.
+
+Reads RUNDIR/ktap/<suite> (each a KTAP document with one suite, as KUnit's debugfs
+writes it), joins them into one KTAP document, parses it with the kernel's own
+tools/testing/kunit/kunit.py, scans the guest's kernel log for reports (oops, BUG,
+KASAN, lockdep, sleep in atomic, WARNING), and prints a summary per suite and then
+the line "N passed, N failed". Exits non-zero on any failed test, a suite that did
+not report, a kernel report, a guest that did not finish, or zero tests run.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Kernel log lines that fail a run whatever the tests said.
+REPORTS = re.compile(
+    r"(BUG:|Oops|Kernel panic|general protection fault|WARNING:|KASAN|UBSAN|"
+    r"possible circular locking|inconsistent lock state|possible recursive locking|"
+    r"sleeping function called from invalid context|scheduling while atomic|"
+    r"suspicious RCU usage|RCU stall|soft lockup|hard LOCKUP|refcount_t:|list_(add|del) corruption)"
+)
+
+
+def join_ktap(docs):
+    """One KTAP document from several single-suite documents, renumbered."""
+    out = ["KTAP version 1", f"1..{len(docs)}"]
+    for i, (name, text) in enumerate(docs, 1):
+        lines = text.splitlines()
+        # Drop the per-file header ("KTAP version 1", "1..1").
+        while lines and (lines[0].startswith("KTAP version") or lines[0] == "1..1"):
+            lines.pop(0)
+        for line in lines:
+            m = re.match(r"^(ok|not ok) 1 (\S+)(.*)$", line)
+            if m and m.group(2) == name:
+                line = f"{m.group(1)} {i} {name}{m.group(3)}"
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kunit", required=True, help="path of the kernel's kunit.py")
+    ap.add_argument("--rundir", required=True)
+    ap.add_argument("suites", nargs="+", help="suites that must report")
+    a = ap.parse_args()
+
+    problems = []
+    finished = os.path.exists(os.path.join(a.rundir, "done"))
+    if not finished:
+        problems.append("the guest did not finish (crash, panic or timeout)")
+        try:
+            with open(os.path.join(a.rundir, "vng.log"), errors="replace") as f:
+                tail = f.read().splitlines()[-40:]
+            print("--- last lines of the guest console ---")
+            print("\n".join(tail))
+            print("---")
+        except OSError:
+            pass
+
+    docs, missing = [], []
+    for s in a.suites:
+        p = os.path.join(a.rundir, "ktap", s)
+        if os.path.exists(p):
+            with open(p, errors="replace") as f:
+                docs.append((s, f.read()))
+        else:
+            missing.append(s)
+
+    results = {}
+    if docs:
+        ktap = os.path.join(a.rundir, "results.ktap")
+        with open(ktap, "w") as f:
+            f.write(join_ktap(docs))
+        jpath = os.path.join(a.rundir, "results.json")
+        r = subprocess.run(
+            [sys.executable, a.kunit, "parse", f"--json={jpath}", ktap],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        sys.stdout.write(r.stdout)
+        try:
+            with open(jpath) as f:
+                top = json.load(f)
+        except (OSError, ValueError) as e:
+            problems.append(f"kunit.py parse gave no results ({e})")
+            top = {}
+        for g in top.get("sub_groups", []):
+            results[g["name"]] = g["misc"]
+
+    log = os.path.join(a.rundir, "dmesg")
+    if os.path.exists(log):
+        with open(log, errors="replace") as f:
+            lines = f.read().splitlines()
+        # Only what happened once the checks began (scripts/guest.sh marks the log).
+        start = next((i for i, l in enumerate(lines) if "rslub-test: checks begin" in l), 0)
+        hits = [l for l in lines[start:] if REPORTS.search(l)]
+        if hits:
+            problems.append("the kernel log has reports:\n  " + "\n  ".join(hits[:40]))
+    glog = os.path.join(a.rundir, "guest.log")
+    if os.path.exists(glog) and os.path.getsize(glog):
+        with open(glog, errors="replace") as f:
+            problems.append("the guest said:\n  " + f.read().strip())
+
+    passed = failed = 0
+    print()
+    print("Summary per suite:")
+    for s in a.suites:
+        m = results.get(s)
+        if m is None:
+            print(f"  {s:28} did not report (counted as 1 failure)")
+            failed += 1
+            continue
+        bad = m["failed"] + m["crashed"] + m["errors"]
+        extra = f", {m['skipped']} skipped" if m["skipped"] else ""
+        print(f"  {s:28} {m['passed']} passed, {bad} failed{extra}")
+        passed += m["passed"]
+        failed += bad
+    for p in problems:
+        print(f"FAIL: {p}")
+        failed += 1
+    if passed + failed == 0:
+        print("FAIL: no test ran")
+    print(f"logs: {a.rundir}")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds rslub.ko (and rslub_kunit.ko) against the test kernel, out of tree: the objects
+# go to the cache, never into the repository. Prints the output folder.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+kdir=$("$RSLUB_TOP/scripts/kernel.sh")
+out=$RSLUB_CACHE/modules/$(basename "$kdir")
+mkdir -p "$out"
+mapfile -t kargs < <(rslub_kmake_args)
+make -s -C "$kdir" M="$RSLUB_TOP" MO="$out" "${kargs[@]}" -j"$(nproc)" "$@" >&2
+printf '%s\n' "$out"

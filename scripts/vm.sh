@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boots the test kernel under virtme-ng with rslub's modules at hand.
+#
+#   vm.sh test    run the KUnit suites and the load checks, print the verdict
+#   vm.sh run     load rslub (modprobe, with PARAMS) and print what it reports
+#   vm.sh shell   interactive shell in the guest
+#
+# Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
+# (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+mode=${1:?usage: vm.sh test|run|shell}
+CPUS=${CPUS:-4}
+NODES=${NODES:-2}
+PARAMS=${PARAMS:-}
+APPEND=${APPEND:-}
+ACCEL=${ACCEL:-auto}
+if [ "$VARIANT" = debug ]; then MEM_PER_NODE=${MEM_PER_NODE:-512}; else MEM_PER_NODE=${MEM_PER_NODE:-256}; fi
+if [ "$VARIANT" = debug ]; then TIMEOUT=${TIMEOUT:-1200}; else TIMEOUT=${TIMEOUT:-600}; fi
+
+[[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "CPUS=$CPUS: must be a positive number"
+[[ "$NODES" =~ ^[1-9][0-9]*$ ]] || die "NODES=$NODES: must be a positive number"
+[ "$CPUS" -ge "$NODES" ] || die "CPUS=$CPUS NODES=$NODES: every node needs at least one CPU"
+
+kdir=$("$RSLUB_TOP/scripts/kernel.sh")
+moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
+ksrc=$(readlink -f "$kdir/source")
+
+# Topology: NODES nodes of MEM_PER_NODE MiB, CPUs split evenly in order.
+topo=(--cpus "$CPUS" --memory "$((NODES * MEM_PER_NODE))M")
+if [ "$NODES" -gt 1 ]; then
+	for ((n = 0; n < NODES; n++)); do
+		first=$((n * CPUS / NODES)); last=$(((n + 1) * CPUS / NODES - 1))
+		topo+=(--numa "${MEM_PER_NODE}M,cpus=$first-$last")
+	done
+fi
+
+# KVM where it works, TCG otherwise. A /dev/kvm may exist and still fail to boot a stock
+# kernel (a paravirtual hypervisor), so "auto" tries one boot and remembers the answer.
+accel_args() {
+	local verdict=$RSLUB_CACHE/accel
+	case "$ACCEL" in
+	kvm) return 0 ;;
+	tcg) echo --disable-kvm; return 0 ;;
+	auto) ;;
+	*) die "ACCEL=$ACCEL: must be auto, kvm or tcg" ;;
+	esac
+	if [ ! -f "$verdict" ]; then
+		local v=tcg
+		if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+			log "probing KVM (one short boot)"
+			if timeout 60 "$RSLUB_VNG" --run "$kdir" --disable-microvm "${shim_args[@]}" \
+				--exec 'echo rslub-kvm-ok' </dev/null 2>&1 | grep -q rslub-kvm-ok; then
+				v=kvm
+			fi
+		fi
+		echo "$v" > "$verdict"
+		log "KVM probe: using $v (remembered in $verdict; ACCEL=kvm|tcg overrides)"
+	fi
+	[ "$(cat "$verdict")" = kvm ] || echo --disable-kvm
+}
+
+# virtme-ng needs udev in the guest to find its script ports. Where the host has no udevd,
+# boot with small stand-ins first on PATH (they only create /dev/virtio-ports/* links).
+shim_args=()
+if ! command -v udevd >/dev/null && [ ! -x /lib/systemd/systemd-udevd ] &&
+	[ ! -x /usr/lib/systemd/systemd-udevd ]; then
+	shims=$RSLUB_CACHE/vng-shims
+	mkdir -p "$shims"
+	cat > "$shims/udevd" <<'S'
+#!/bin/sh
+# rslub stand-in for udevd: only the /dev/virtio-ports/<name> links virtme-ng needs.
+mkdir -p /dev/virtio-ports
+for d in /sys/class/virtio-ports/*; do
+	[ -r "$d/name" ] || continue
+	n=$(cat "$d/name")
+	[ -n "$n" ] && ln -sf "../${d##*/}" "/dev/virtio-ports/$n"
+done
+exit 0
+S
+	printf '#!/bin/sh\nexit 0\n' > "$shims/udevadm"
+	printf '#!/bin/sh\nexit 0\n' > "$shims/systemd-tmpfiles"
+	chmod +x "$shims"/*
+	shim_args=(--append "PATH=$shims:/usr/sbin:/usr/bin:/sbin:/bin")
+fi
+
+mapfile -t accel < <(accel_args)
+vng=("$RSLUB_VNG" --run "$kdir" --disable-microvm "${accel[@]}" "${topo[@]}" "${shim_args[@]}")
+[ -z "$APPEND" ] || vng+=(--append "$APPEND")
+[ -z "${QEMU_OPTS:-}" ] || vng+=(--qemu-opts "$QEMU_OPTS")
+
+where="${CPUS} CPUs, ${NODES} node(s), $VARIANT kernel, ${accel[*]:-kvm}"
+case "$mode" in
+shell)
+	log "shell: $where; modules in $moddir"
+	exec "${vng[@]}" --cwd "$moddir"
+	;;
+run)
+	rundir=$(mktemp -d "$RSLUB_CACHE/run.XXXXXX")
+	trap 'rm -rf "$rundir"' EXIT
+	log "run: $where; modprobe rslub $PARAMS"
+	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" \
+		--exec "$RSLUB_TOP/scripts/guest.sh run $rundir $moddir '$PARAMS'" </dev/null 2>&1 | cat
+	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
+	exit "$(cat "$rundir/done")"
+	;;
+test) ;;
+*) die "unknown mode $mode" ;;
+esac
+
+# test: the suites that must report: every #[kunit_tests(..)] in tests-kunit/, and the
+# load checks done by scripts/guest.sh.
+mapfile -t suites < <(sed -n 's/^#\[kunit_tests(\([a-z0-9_]*\))\]/\1/p' "$RSLUB_TOP"/tests-kunit/*.rs | sort -u)
+suites+=(rslub_load)
+
+rm -rf "$RSLUB_CACHE"/test.*  # keep only the latest run's logs
+attempt=1
+while :; do
+	rundir=$(mktemp -d "$RSLUB_CACHE/test.XXXXXX")
+	log "test: $where; suites: ${suites[*]}"
+	set +e
+	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" --append "rslub.max_order=2" \
+		--exec "$RSLUB_TOP/scripts/guest.sh test $rundir $moddir" </dev/null > "$rundir/vng.log" 2>&1
+	rc=$?
+	set -e
+	# A crash of QEMU itself (not of the guest) is retried once, and said so.
+	if [ ! -f "$rundir/done" ] && [ "$attempt" -eq 1 ] &&
+		grep -qE 'Assertion .* failed|qemu-system-[a-z0-9_]+: .*(Aborted|core dumped)' "$rundir/vng.log" &&
+		! grep -qE 'Kernel panic|BUG:|Oops' "$rundir/vng.log"; then
+		log "QEMU itself crashed (not a test failure); retrying once. Its last words:"
+		tail -n 3 "$rundir/vng.log" >&2
+		attempt=2
+		continue
+	fi
+	break
+done
+if [ "$rc" -eq 124 ]; then
+	log "the guest timed out after $TIMEOUT s"
+fi
+python3 "$RSLUB_TOP/scripts/ktap.py" --kunit "$ksrc/tools/testing/kunit/kunit.py" \
+	--rundir "$rundir" "${suites[@]}"
