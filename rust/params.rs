@@ -152,4 +152,36 @@ impl Params {
     pub(crate) fn min_partial_override(&self) -> Option<u32> {
         (self.min_partial != 0).then_some(self.min_partial)
     }
+
+    /// The effective values on a machine with `cpus` CPUs, for printing.
+    pub(crate) fn effective(&self, cpus: u32) -> Effective<'_> {
+        Effective { params: self, cpus }
+    }
+}
+
+/// Formats the effective parameters as the load message shows them, for example
+/// `max_order=3 min_order=0 min_objects=16 (auto) min_partial=auto`.
+pub(crate) struct Effective<'a> {
+    params: &'a Params,
+    cpus: u32,
+}
+
+impl fmt::Display for Effective<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.params;
+        write!(
+            f,
+            "max_order={} min_order={} min_objects={}",
+            p.max_order(),
+            p.min_order(),
+            p.min_objects(self.cpus)
+        )?;
+        if p.min_objects_override().is_none() {
+            f.write_str(" (auto)")?;
+        }
+        match p.min_partial_override() {
+            Some(v) => write!(f, " min_partial={v}"),
+            None => f.write_str(" min_partial=auto"),
+        }
+    }
 }

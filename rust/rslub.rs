@@ -56,14 +56,7 @@ impl kernel::Module for Rslub {
         };
         let params = Params::new(raw).inspect_err(|e| pr_err!("{e}\n"))?;
         let topo = topology::Topology::read();
-        pr_info!(
-            "loaded: max_order={} min_order={} min_objects={}{} min_partial={}\n",
-            params.max_order(),
-            params.min_order(),
-            params.min_objects(topo.scaling_cpus()),
-            if params.min_objects_override().is_some() { "" } else { " (auto)" },
-            params.min_partial_override().map_or(0, |v| v),
-        );
+        pr_info!("loaded: {}\n", params.effective(topo.scaling_cpus()));
         pr_info!(
             "machine: {} CPUs ({} possible), {} NUMA nodes online\n",
             topo.present_cpus,

@@ -26,6 +26,7 @@ modtree() {
 	cp "$moddir/rslub.ko" "$d/extra/"
 	: > "$d/modules.order"
 	: > "$d/modules.builtin"
+	: > "$d/modules.builtin.modinfo"
 	depmod -b "$rundir/modtree" "$(uname -r)"
 }
 

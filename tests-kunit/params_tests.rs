@@ -52,7 +52,15 @@ mod tests {
             r.min_order = 3;
         })
         .expect_err("min_order above max_order must fail");
-        assert_eq!(e, ParamError { name: "min_order", value: 3, min: 0, max: 2 });
+        assert_eq!(
+            e,
+            ParamError {
+                name: "min_order",
+                value: 3,
+                min: 0,
+                max: 2
+            }
+        );
         let p = with(|r| {
             r.max_order = 2;
             r.min_order = 2;
@@ -64,7 +72,10 @@ mod tests {
 
     #[test]
     fn min_objects_range() {
-        assert_eq!(rejected_name(with(|r| r.min_objects = -1)), Some("min_objects"));
+        assert_eq!(
+            rejected_name(with(|r| r.min_objects = -1)),
+            Some("min_objects")
+        );
         assert_eq!(
             rejected_name(with(|r| r.min_objects = MAX_OBJECTS + 1)),
             Some("min_objects")
@@ -76,7 +87,10 @@ mod tests {
 
     #[test]
     fn min_partial_range() {
-        assert_eq!(rejected_name(with(|r| r.min_partial = -1)), Some("min_partial"));
+        assert_eq!(
+            rejected_name(with(|r| r.min_partial = -1)),
+            Some("min_partial")
+        );
         assert_eq!(
             rejected_name(with(|r| r.min_partial = MAX_MIN_PARTIAL + 1)),
             Some("min_partial")
@@ -85,16 +99,40 @@ mod tests {
         assert_eq!(p.min_partial_override(), Some(5));
     }
 
+    /// Formats `args` into `buf`, returning the bytes written.
+    fn format<'a>(buf: &'a mut [u8], args: core::fmt::Arguments<'_>) -> &'a [u8] {
+        let mut w = kernel::str::Formatter::new(buf);
+        core::fmt::write(&mut w, args).expect("fits");
+        let n = w.bytes_written();
+        &buf[..n]
+    }
+
     #[test]
     fn first_bad_parameter_is_named_in_the_message() {
         let e = with(|r| r.min_objects = -4).expect_err("must fail");
         let mut buf = [0u8; 96];
-        let mut w = kernel::str::Formatter::new(&mut buf);
-        core::fmt::write(&mut w, kernel::prelude::fmt!("{e}")).expect("fits");
-        let n = w.bytes_written();
         assert_eq!(
-            &buf[..n],
+            format(&mut buf, kernel::prelude::fmt!("{e}")),
             b"invalid parameter min_objects=-4: allowed range is 0..=32767"
+        );
+    }
+
+    #[test]
+    fn effective_values_are_printed_with_their_origin() {
+        let mut buf = [0u8; 96];
+        let p = Params::new(RawParams::DEFAULT).expect("defaults");
+        assert_eq!(
+            format(&mut buf, kernel::prelude::fmt!("{}", p.effective(4))),
+            b"max_order=3 min_order=0 min_objects=16 (auto) min_partial=auto"
+        );
+        let p = with(|r| {
+            r.min_objects = 9;
+            r.min_partial = 6;
+        })
+        .expect("valid");
+        assert_eq!(
+            format(&mut buf, kernel::prelude::fmt!("{}", p.effective(4))),
+            b"max_order=3 min_order=0 min_objects=9 min_partial=6"
         );
     }
 
@@ -123,9 +161,17 @@ mod tests {
 
     #[test]
     fn scaling_cpus_follows_present_cpus() {
-        let t = Topology { present_cpus: 1, possible_cpus: 8, online_nodes: 1 };
+        let t = Topology {
+            present_cpus: 1,
+            possible_cpus: 8,
+            online_nodes: 1,
+        };
         assert_eq!(t.scaling_cpus(), 8);
-        let t = Topology { present_cpus: 4, possible_cpus: 64, online_nodes: 2 };
+        let t = Topology {
+            present_cpus: 4,
+            possible_cpus: 64,
+            online_nodes: 2,
+        };
         assert_eq!(t.scaling_cpus(), 4);
         let live = Topology::read();
         assert!(live.present_cpus >= 1);
