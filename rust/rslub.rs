@@ -2,15 +2,79 @@
 
 //! rslub: a kmem cache allocator in the classic SLUB design, as an out-of-tree module.
 //!
-//! This is the module's entry point: it reads and validates the module parameters and
-//! reports the effective configuration. The production module runs no tests; the KUnit
-//! suites live in `tests-kunit/` and are built into a separate module, `rslub_kunit.ko`,
-//! from these same source files.
+//! # Design
+//!
+//! A cache hands out objects of one size, carved from *slabs*: blocks of `2^order` pages
+//! from the page allocator on a chosen node ([`layout`] picks the order as SLUB's
+//! `calculate_order()` does). A free object stores the address of the next free object
+//! inside itself, at the cache's free pointer offset. A slab's metadata ([`slab::Slab`])
+//! is kmalloc'ed outside the slab, and every page of the slab points at it through
+//! `struct page`'s `private` field, so an object's slab is found in O(1) ([`mm`]).
+//!
+//! Every CPU has an *active slab* per cache, and a private free list of it, in per-cpu
+//! memory ([`cache::CpuSlab`]); the slab is *frozen* while a CPU holds it. Each node has
+//! a partial list of the cache's slabs that have free objects and are no CPU's
+//! ([`node::Node`]). Full slabs are on no list.
+//!
+//! ## Fast paths: no lock, no bus-locked atomic, interrupts left on
+//!
+//! Allocation pops the head of the CPU's free list; free pushes onto it when the object
+//! belongs to the CPU's active slab. Both read a per-cpu transaction id first, then the
+//! list head, and commit with a single `cmpxchg16b` on the (freelist, tid) pair, `%gs`
+//! relative and without `lock` ([`arch`]). One instruction cannot be split by an
+//! interrupt or a preemption; any change of the CPU's state in between (an interrupt
+//! that allocated, a preemption, a migration to another CPU) advances or differs in the
+//! tid — tids carry the CPU number in their low bits and step by `NR_CPUS` rounded up to
+//! a power of two — so the exchange fails and the path starts over. That is SLUB's
+//! lockless fast path: correct under preemption, interrupts and migration, with nothing
+//! to disable or restore.
+//!
+//! Why not the alternatives: an interrupt-off section (`local_irq_save`/`restore`)
+//! costs about as many instructions but `popf` is among the slower instructions on
+//! current x86 cores, and it would have to be a call into C from a module; a preempt-off
+//! section alone is wrong, since interrupt handlers allocate too; a per-cpu local lock
+//! (what SLUB's sheaves use) costs more instructions. The measured figures are in
+//! `Documentation/benchmarks.rst`.
+//!
+//! ## Slow paths
+//!
+//! They run with interrupts off on the current CPU ([`shim::IrqDisabled`]) while they
+//! touch that CPU's active slab, and with interrupts back on while a new slab comes from
+//! the page allocator (which may sleep). An empty CPU free list is refilled, in order,
+//! from objects other CPUs freed into the active slab, from the local node's partial
+//! list, from the other nodes' lists, nearest first and each node once
+//! (`get_any_partial`, skipped on one-node machines), then from a new slab.
+//!
+//! A free into a slab that is not the CPU's active slab pushes the object onto the slab's
+//! shared free list with `lock cmpxchg16b` on (freelist, counters); only when the slab
+//! moves between lists (full to partial, partial to empty) is the node lock taken. An
+//! empty slab goes back to the page allocator only if its node already keeps
+//! `min_partial` partial slabs.
+//!
+//! ## Lock order
+//!
+//! 1. the registry mutex ([`registry`]), only to create, destroy or list caches;
+//! 2. interrupts off on this CPU (the slow paths' hold on the CPU's active slab);
+//! 3. a node's partial-list spinlock (always taken with interrupts off);
+//! 4. a slab's (freelist, counters) unit: not a lock, a `lock cmpxchg16b`, taken under
+//!    or without 3.
+//!
+//! No path holds two node locks, and none takes the registry mutex under a spinlock.
 
 use kernel::prelude::*;
 
+mod arch;
+mod cache;
+mod gfp;
+mod layout;
+mod mm;
+mod node;
 mod params;
+mod percpu;
+mod registry;
 mod shim;
+mod slab;
+mod stats;
 mod topology;
 
 use params::{Params, RawParams};
@@ -42,9 +106,7 @@ module! {
 }
 
 /// The loaded module.
-struct Rslub {
-    params: Params,
-}
+struct Rslub;
 
 impl kernel::Module for Rslub {
     fn init(_module: &'static ThisModule) -> Result<Self> {
@@ -55,7 +117,13 @@ impl kernel::Module for Rslub {
             min_partial: module_parameters::min_partial.value(),
         };
         let params = Params::new(raw).inspect_err(|e| pr_err!("{e}\n"))?;
+        if !arch::has_cmpxchg16b() {
+            pr_err!("this CPU lacks cmpxchg16b (CX16), which the fast paths need\n");
+            return Err(ENODEV);
+        }
         let topo = topology::Topology::read();
+        // SAFETY: Called once, here, before anything else uses the registry.
+        unsafe { registry::init(params) };
         pr_info!("loaded: {}\n", params.effective(topo.scaling_cpus()));
         pr_info!(
             "machine: {} CPUs ({} possible), {} NUMA nodes online\n",
@@ -63,12 +131,6 @@ impl kernel::Module for Rslub {
             topo.possible_cpus,
             topo.online_nodes,
         );
-        Ok(Self { params })
-    }
-}
-
-impl Drop for Rslub {
-    fn drop(&mut self) {
-        pr_info!("unloaded (max_order={})\n", self.params.max_order());
+        Ok(Self)
     }
 }

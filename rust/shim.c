@@ -2,9 +2,16 @@
 /*
  * Thin C wrappers for kernel inline functions and macros that Rust cannot call.
  * Each one is a single call; the Rust side (rust/shim.rs) documents its contract.
+ * None of them is on a fast path.
  */
+#include <linux/cache.h>
 #include <linux/cpumask.h>
+#include <linux/irqflags.h>
+#include <linux/mm.h>
 #include <linux/nodemask.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/topology.h>
 
 #include "shim.h"
 
@@ -16,4 +23,69 @@ unsigned int rslub_num_present_cpus(void)
 unsigned int rslub_num_online_nodes(void)
 {
 	return num_online_nodes();
+}
+
+bool rslub_cpu_possible(int cpu)
+{
+	return cpu_possible(cpu);
+}
+
+bool rslub_node_online(int node)
+{
+	return node >= 0 && node < nr_node_ids && node_online(node);
+}
+
+int rslub_numa_mem_id(void)
+{
+	return numa_mem_id();
+}
+
+int rslub_cpu_to_mem(int cpu)
+{
+	return cpu_to_mem(cpu);
+}
+
+unsigned int rslub_cache_line_size(void)
+{
+	return cache_line_size();
+}
+
+void *rslub_page_address(struct page *page)
+{
+	return page_address(page);
+}
+
+int rslub_page_to_nid(const struct page *page)
+{
+	return page_to_nid(page);
+}
+
+struct page *rslub_virt_to_page(const void *addr)
+{
+	return virt_to_page(addr);
+}
+
+unsigned long rslub_irq_save(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	return flags;
+}
+
+void rslub_irq_restore(unsigned long flags)
+{
+	local_irq_restore(flags);
+}
+
+int rslub_pin_current(int cpu)
+{
+	if (cpu < 0)
+		return set_cpus_allowed_ptr(current, cpu_possible_mask);
+	return set_cpus_allowed_ptr(current, cpumask_of(cpu));
+}
+
+void rslub_on_each_cpu(void (*fn)(void *), void *arg)
+{
+	on_each_cpu(fn, arg, 1);
 }

@@ -5,12 +5,30 @@
 //! The kernel exposes some of what rslub needs only as inline functions or macros,
 //! which bindgen cannot turn into callable Rust. The shim gives each of them a real
 //! symbol; this module declares those symbols and wraps each in a safe function. No
-//! other module calls the shim directly.
+//! other module calls the shim directly. None of these is on a fast path.
+
+use core::{ffi::c_void, ptr, ptr::NonNull};
+use kernel::bindings;
 
 mod ffi {
+    use core::ffi::c_void;
+    use kernel::bindings;
+
     extern "C" {
         pub(super) fn rslub_num_present_cpus() -> u32;
         pub(super) fn rslub_num_online_nodes() -> u32;
+        pub(super) fn rslub_cpu_possible(cpu: i32) -> bool;
+        pub(super) fn rslub_node_online(node: i32) -> bool;
+        pub(super) fn rslub_numa_mem_id() -> i32;
+        pub(super) fn rslub_cpu_to_mem(cpu: i32) -> i32;
+        pub(super) fn rslub_cache_line_size() -> u32;
+        pub(super) fn rslub_page_address(page: *mut bindings::page) -> *mut c_void;
+        pub(super) fn rslub_page_to_nid(page: *const bindings::page) -> i32;
+        pub(super) fn rslub_virt_to_page(addr: *const c_void) -> *mut bindings::page;
+        pub(super) fn rslub_irq_save() -> usize;
+        pub(super) fn rslub_irq_restore(flags: usize);
+        pub(super) fn rslub_pin_current(cpu: i32) -> i32;
+        pub(super) fn rslub_on_each_cpu(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void);
     }
 }
 
@@ -24,4 +42,107 @@ pub(crate) fn num_present_cpus() -> u32 {
 pub(crate) fn num_online_nodes() -> u32 {
     // SAFETY: `num_online_nodes()` only reads the online node count; it has no precondition.
     unsafe { ffi::rslub_num_online_nodes() }
+}
+
+/// Whether `cpu` is possible (`cpu_possible()`).
+pub(crate) fn cpu_possible(cpu: kernel::cpu::CpuId) -> bool {
+    // SAFETY: `CpuId` is below `nr_cpu_ids` by its type invariant.
+    unsafe { ffi::rslub_cpu_possible(cpu.as_u32() as i32) }
+}
+
+/// Whether `node` is a valid, online node id.
+pub(crate) fn node_online(node: i32) -> bool {
+    // SAFETY: The wrapper range-checks `node` before `node_online()`.
+    unsafe { ffi::rslub_node_online(node) }
+}
+
+/// The nearest node with memory to the current CPU (`numa_mem_id()`).
+pub(crate) fn numa_mem_id() -> i32 {
+    // SAFETY: Reads a per-cpu variable of the current CPU; no precondition.
+    unsafe { ffi::rslub_numa_mem_id() }
+}
+
+/// The nearest node with memory to `cpu` (`cpu_to_mem()`).
+pub(crate) fn cpu_to_mem(cpu: kernel::cpu::CpuId) -> i32 {
+    // SAFETY: `CpuId` is a valid CPU number by its type invariant.
+    unsafe { ffi::rslub_cpu_to_mem(cpu.as_u32() as i32) }
+}
+
+/// The hardware cache line size (`cache_line_size()`).
+pub(crate) fn cache_line_size() -> u32 {
+    // SAFETY: Reads boot CPU data; no precondition.
+    unsafe { ffi::rslub_cache_line_size() }
+}
+
+/// Direct-map address of `page` (`page_address()`).
+pub(crate) fn page_address(page: NonNull<bindings::page>) -> NonNull<u8> {
+    // SAFETY: `page` is a valid `struct page`; on x86-64 every page is in the direct map,
+    // so the address is never null.
+    unsafe { NonNull::new_unchecked(ffi::rslub_page_address(page.as_ptr()).cast()) }
+}
+
+/// NUMA node of `page` (`page_to_nid()`).
+pub(crate) fn page_to_nid(page: NonNull<bindings::page>) -> u32 {
+    // SAFETY: `page` is a valid `struct page`.
+    let nid = unsafe { ffi::rslub_page_to_nid(page.as_ptr()) };
+    nid.unsigned_abs()
+}
+
+/// `struct page` of a direct-map address (`virt_to_page()`), for checking
+/// [`crate::mm::slab_of`] against the kernel's own arithmetic.
+#[cfg_attr(not(rslub_kunit), expect(dead_code))]
+pub(crate) fn virt_to_page(addr: *const u8) -> *mut bindings::page {
+    // SAFETY: `virt_to_page()` is arithmetic; it does not dereference `addr`.
+    unsafe { ffi::rslub_virt_to_page(addr.cast()) }
+}
+
+/// Interrupts disabled on the current CPU, restored on drop (`local_irq_save()`).
+///
+/// The slow paths run under it: while it lives, nothing else runs on this CPU, so the
+/// CPU's slab state cannot change underneath.
+pub(crate) struct IrqDisabled {
+    flags: usize,
+    _not_send: core::marker::PhantomData<*mut ()>,
+}
+
+impl IrqDisabled {
+    /// Disables interrupts on the current CPU.
+    pub(crate) fn new() -> Self {
+        Self {
+            // SAFETY: `local_irq_save()` has no precondition.
+            flags: unsafe { ffi::rslub_irq_save() },
+            _not_send: core::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for IrqDisabled {
+    fn drop(&mut self) {
+        // SAFETY: `flags` came from `local_irq_save()` on this CPU (the type is not `Send`,
+        // and with interrupts off the task cannot migrate).
+        unsafe { ffi::rslub_irq_restore(self.flags) };
+    }
+}
+
+/// Moves the current task to `cpu` and keeps it there (`set_cpus_allowed_ptr()`), or,
+/// with `None`, lets it run anywhere again. May sleep.
+#[cfg_attr(not(rslub_kunit), expect(dead_code))]
+pub(crate) fn pin_current(cpu: Option<kernel::cpu::CpuId>) -> kernel::error::Result {
+    let c = cpu.map_or(-1, |c| c.as_u32() as i32);
+    // SAFETY: `set_cpus_allowed_ptr()` on the current task with a valid mask.
+    kernel::error::to_result(unsafe { ffi::rslub_pin_current(c) })
+}
+
+/// Runs `f` on every online CPU, in interrupt context with interrupts off, and waits for
+/// all of them (`on_each_cpu(.., wait = 1)`). Must be called with interrupts on, from
+/// process context.
+pub(crate) fn on_each_cpu<F: Fn() + Sync>(f: &F) {
+    unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) {
+        // SAFETY: `arg` is the `&F` below, alive until `on_each_cpu()` returns.
+        let f = unsafe { &*arg.cast::<F>() };
+        f();
+    }
+    // SAFETY: `on_each_cpu(.., 1)` returns only after every call of the trampoline
+    // finished, so `f` outlives them; `F: Sync` makes the concurrent calls sound.
+    unsafe { ffi::rslub_on_each_cpu(trampoline::<F>, ptr::from_ref(f).cast_mut().cast()) };
 }

@@ -122,7 +122,7 @@ while :; do
 	rundir=$(mktemp -d "$RSLUB_CACHE/test.XXXXXX")
 	log "test: $where; suites: ${suites[*]}"
 	set +e
-	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" --append "rslub.max_order=2" \
+	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" --append "rslub.max_order=2" \
 		--exec "$RSLUB_TOP/scripts/guest.sh test $rundir $moddir" </dev/null > "$rundir/vng.log" 2>&1
 	rc=$?
 	set -e

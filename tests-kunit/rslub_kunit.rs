@@ -8,13 +8,37 @@
 
 use kernel::prelude::*;
 
+// The crate's modules, as `rust/rslub.rs` declares them.
+#[path = "../rust/arch.rs"]
+mod arch;
+#[path = "../rust/cache.rs"]
+mod cache;
+#[path = "../rust/gfp.rs"]
+mod gfp;
+#[path = "../rust/layout.rs"]
+mod layout;
+#[path = "../rust/mm.rs"]
+mod mm;
+#[path = "../rust/node.rs"]
+mod node;
 #[path = "../rust/params.rs"]
 mod params;
+#[path = "../rust/percpu.rs"]
+mod percpu;
+#[path = "../rust/registry.rs"]
+mod registry;
 #[path = "../rust/shim.rs"]
 mod shim;
+#[path = "../rust/slab.rs"]
+mod slab;
+#[path = "../rust/stats.rs"]
+mod stats;
 #[path = "../rust/topology.rs"]
 mod topology;
 
+// The suites.
+mod alloc_tests;
+mod layout_tests;
 mod params_tests;
 
 module! {
@@ -30,6 +54,11 @@ struct RslubKunit;
 
 impl kernel::Module for RslubKunit {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        // The suites create caches with the default parameters; KUnit runs them once the
+        // module is live, after this.
+        let params = params::Params::new(params::RawParams::DEFAULT)?;
+        // SAFETY: Called once, here, before anything else uses the registry.
+        unsafe { registry::init(params) };
         Ok(Self)
     }
 }

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! x86-64 primitives the fast paths are built from, as inline assembly.
+//!
+//! The kernel's `this_cpu_*()` operations are C macros; Rust cannot call them, and a call
+//! into a C wrapper would cost more than the operation. These are the same instructions
+//! the macros emit: a `%gs`-relative access addresses the current CPU's copy of a per-cpu
+//! variable, and a single instruction cannot be split by an interrupt or by preemption.
+//!
+//! `cmpxchg16b` needs the CX16 CPU feature, present on every x86-64 CPU since 2008 (it is
+//! part of x86-64-v2); [`has_cmpxchg16b`] is checked once at load.
+//!
+//! Loads through these helpers are not instrumented by KASAN: the fast path reads the
+//! free pointer of an object that may, after a preemption, already belong to another CPU
+//! or even have gone back to the page allocator; the value is then discarded because the
+//! transaction id no longer matches (see the crate documentation), and the read must not
+//! be reported.
+
+use core::arch::asm;
+
+/// Reads the `u64` at the per-cpu address `pcp` on the current CPU.
+///
+/// # Safety
+///
+/// `pcp` must be the address, in the per-cpu address space, of a `u64` inside a live
+/// per-cpu allocation.
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_read(pcp: *const u64) -> u64 {
+    let v: u64;
+    // SAFETY: The caller guarantees `pcp` is a valid per-cpu address of a `u64`; `%gs`
+    // holds the current CPU's per-cpu base, so `gs:[pcp]` is this CPU's copy.
+    unsafe {
+        asm!("mov {v}, qword ptr gs:[{p}]", p = in(reg) pcp, v = lateout(reg) v,
+             options(nostack, preserves_flags, readonly));
+    }
+    v
+}
+
+/// Adds one to the `u64` at the per-cpu address `pcp` on the current CPU, with one
+/// instruction: safe against interrupts and preemption, and without a bus lock.
+///
+/// # Safety
+///
+/// `pcp` must be the address, in the per-cpu address space, of a `u64` inside a live
+/// per-cpu allocation.
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_inc(pcp: *mut u64) {
+    // SAFETY: As for `this_cpu_read`; the instruction is a read-modify-write of this CPU's
+    // copy only.
+    unsafe {
+        asm!("inc qword ptr gs:[{p}]", p = in(reg) pcp, options(nostack));
+    }
+}
+
+/// Adds `n` to the `u64` at the per-cpu address `pcp` on the current CPU, with one
+/// instruction.
+///
+/// # Safety
+///
+/// As for [`this_cpu_inc`].
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_add(pcp: *mut u64, n: u64) {
+    // SAFETY: As for `this_cpu_inc`.
+    unsafe {
+        asm!("add qword ptr gs:[{p}], {n}", p = in(reg) pcp, n = in(reg) n, options(nostack));
+    }
+}
+
+/// Compares the 16 bytes at per-cpu address `pcp` on the current CPU with `old` and, if
+/// equal, replaces them with `new`. Returns whether it did.
+///
+/// One `cmpxchg16b` without `lock`: atomic against interrupts and preemption on this CPU
+/// (no other CPU writes this CPU's copy), no bus lock.
+///
+/// # Safety
+///
+/// `pcp` must be the 16-byte aligned address, in the per-cpu address space, of two `u64`s
+/// inside a live per-cpu allocation, and the CPU must have CX16 ([`has_cmpxchg16b`]).
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
+    let ok: u8;
+    // SAFETY: The caller guarantees the address and the CPU feature. `rbx` cannot be named
+    // as an operand, so the low half of `new` is swapped into it around the instruction
+    // and the original value restored; `mov` and `xchg` leave the flags alone for `sete`.
+    // The address is pinned to `rsi`: a `reg` operand may be given `rbx`, which the swap
+    // overwrites.
+    unsafe {
+        asm!(
+            "xchg {lo}, rbx",
+            "cmpxchg16b xmmword ptr gs:[rsi]",
+            "mov rbx, {lo}",
+            "sete {ok}",
+            in("rsi") pcp,
+            lo = inout(reg) new[0] => _,
+            ok = out(reg_byte) ok,
+            inout("rax") old[0] => _,
+            inout("rdx") old[1] => _,
+            in("rcx") new[1],
+            options(nostack),
+        );
+    }
+    ok != 0
+}
+
+/// Compares the 16 bytes at `ptr` with `old` and, if equal, replaces them with `new`,
+/// atomically with respect to all CPUs (`lock cmpxchg16b`). Returns whether it did.
+///
+/// # Safety
+///
+/// `ptr` must be valid for reads and writes of 16 bytes, 16-byte aligned, and only ever
+/// be written atomically while other CPUs may access it; the CPU must have CX16.
+#[inline(always)]
+pub(crate) unsafe fn cmpxchg16b(ptr: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
+    let ok: u8;
+    // SAFETY: The caller guarantees the address and the CPU feature; `rbx` and `rsi` as
+    // above.
+    unsafe {
+        asm!(
+            "xchg {lo}, rbx",
+            "lock cmpxchg16b xmmword ptr [rsi]",
+            "mov rbx, {lo}",
+            "sete {ok}",
+            in("rsi") ptr,
+            lo = inout(reg) new[0] => _,
+            ok = out(reg_byte) ok,
+            inout("rax") old[0] => _,
+            inout("rdx") old[1] => _,
+            in("rcx") new[1],
+            options(nostack),
+        );
+    }
+    ok != 0
+}
+
+/// Reads the `usize` at `ptr` without KASAN instrumentation (see the module
+/// documentation).
+///
+/// # Safety
+///
+/// `ptr` must be mapped and aligned for a `usize`; the memory may be concurrently written,
+/// and the value is only meaningful if the caller validates it afterwards.
+#[inline(always)]
+pub(crate) unsafe fn read_word_unchecked(ptr: *const usize) -> usize {
+    let v: usize;
+    // SAFETY: The caller guarantees `ptr` is mapped and aligned.
+    unsafe {
+        asm!("mov {v}, qword ptr [{p}]", p = in(reg) ptr, v = lateout(reg) v,
+             options(nostack, preserves_flags, readonly));
+    }
+    v
+}
+
+/// Whether the CPU has `cmpxchg16b` (CPUID.01H:ECX bit 13).
+pub(crate) fn has_cmpxchg16b() -> bool {
+    // `cpuid` leaf 1 exists on every x86-64 CPU and has no side effects.
+    let r = core::arch::x86_64::__cpuid(1);
+    r.ecx & (1 << 13) != 0
+}
+
+/// The time-stamp counter, as a cheap varying number (`get_cycles()`).
+pub(crate) fn cycles() -> u64 {
+    // SAFETY: `rdtsc` has no preconditions in kernel mode.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}

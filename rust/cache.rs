@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A kmem cache: its per-cpu active slabs, its per-node partial lists, and the
+//! allocation and free paths over them. The design, the lock order and the fast/slow
+//! split are described once, in the crate documentation (`rust/rslub.rs`).
+
+use crate::{
+    arch,
+    gfp::Gfp,
+    layout::{self, Layout},
+    mm::{self, SlabPages},
+    node::Node,
+    percpu::{possible_cpus, PerCpu},
+    shim::{self, IrqDisabled},
+    slab::{self, free_pointer, set_free_pointer, Geometry, Slab, State},
+    stats::{Stat, Stats, NR_STATS},
+};
+use core::{mem::offset_of, pin::Pin, ptr, ptr::NonNull};
+use kernel::{
+    alloc::flags::GFP_KERNEL,
+    bindings,
+    error::code::{EINVAL, ENOMEM},
+    prelude::*,
+    str::CString,
+    sync::atomic::{Atomic, Relaxed},
+};
+
+/// `NUMA_NO_NODE`: any node, the local one preferred.
+pub(crate) const NO_NODE: i32 = bindings::NUMA_NO_NODE;
+
+/// A constructor, run once on every object when its slab is created.
+pub(crate) type Ctor = unsafe extern "C" fn(*mut core::ffi::c_void);
+
+/// Distance between transaction ids of one CPU: the CPU number lives in the low bits, so
+/// ids of different CPUs never compare equal (SLUB's `TID_STEP`).
+const TID_STEP: u64 = (bindings::NR_CPUS as u64).next_power_of_two();
+
+/// Default `remote_node_defrag_ratio`, in 1/1024ths: SLUB's 100% (1000), so nearly every
+/// remote-capable refill walks the other nodes.
+pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
+
+/// One CPU's view of a cache.
+///
+/// `freelist` and `tid` form the 16-byte unit the fast paths swap with one `cmpxchg16b`;
+/// `slab` and `node` change only in the slow paths, with interrupts off, and every such
+/// change also advances `tid`.
+///
+/// # Invariants
+///
+/// - `tid % TID_STEP` is the CPU's number.
+/// - If `slab` is null, `freelist` is null. Otherwise `slab` is frozen by this CPU,
+///   `node` is its node, and `freelist` chains free objects of `slab` only, owned by
+///   this CPU.
+#[repr(C, align(16))]
+pub(crate) struct CpuSlab {
+    freelist: u64,
+    tid: u64,
+    slab: u64,
+    node: u64,
+    stats: [u64; NR_STATS],
+}
+
+// SAFETY: All fields are integers; all-zero is a valid (empty) `CpuSlab` except for the
+// `tid` invariant, which `CacheCore::new` establishes before publishing the cache.
+unsafe impl Zeroable for CpuSlab {}
+
+/// Arguments of [`CacheCore::new`].
+pub(crate) struct CacheArgs<'a> {
+    /// Name, unique among live caches.
+    pub(crate) name: &'a CStr,
+    /// Object size in bytes.
+    pub(crate) size: u32,
+    /// Alignment (0: pointer size); a power of two.
+    pub(crate) align: u32,
+    /// `layout::HWCACHE_ALIGN` or 0.
+    pub(crate) flags: u32,
+    /// Optional constructor.
+    pub(crate) ctor: Option<Ctor>,
+}
+
+/// A cache.
+///
+/// # Invariants
+///
+/// - `nodes[n]` exists for every node id `n < nr_node_ids`; every slab of the cache is
+///   accounted on the node its pages are on, and is on that node's partial list, some
+///   CPU's active slab, or full.
+/// - `near[n]` lists the other online nodes than `n`, nearest first, each once.
+/// - `layout` never changes after creation.
+#[pin_data]
+pub(crate) struct CacheCore {
+    name: CString,
+    layout: Layout,
+    ctor: Option<Ctor>,
+    cpu: PerCpu<CpuSlab>,
+    nodes: KVec<Pin<KBox<Node>>>,
+    near: KVec<KVec<u16>>,
+    multi_node: bool,
+    min_partial: Atomic<u32>,
+    remote_node_defrag_ratio: Atomic<u32>,
+}
+
+/// Objects still allocated when a cache was destroyed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LiveObjects(pub(crate) u64);
+
+impl CacheCore {
+    /// Creates a cache. `params` gives the module-wide order rules and overrides.
+    pub(crate) fn new(
+        args: &CacheArgs<'_>,
+        params: &crate::params::Params,
+    ) -> Result<Pin<KBox<Self>>> {
+        if args.name.is_empty() {
+            return Err(EINVAL);
+        }
+        if !arch::has_cmpxchg16b() {
+            return Err(kernel::error::code::ENODEV);
+        }
+        let topo = crate::topology::Topology::read();
+        let rules = layout::OrderRules {
+            min_order: params.min_order(),
+            max_order: params.max_order(),
+            min_objects: params.min_objects(topo.scaling_cpus()),
+        };
+        let layout = Layout::new(
+            args.size,
+            args.align,
+            args.flags,
+            args.ctor.is_some(),
+            shim::cache_line_size(),
+            rules,
+        )?;
+        let min_partial = layout.min_partial(params.min_partial_override());
+
+        // SAFETY: `nr_node_ids` is set during boot and never changes afterwards.
+        let nr_nodes = unsafe { bindings::nr_node_ids } as usize;
+        let mut nodes = KVec::with_capacity(nr_nodes, GFP_KERNEL)?;
+        for _ in 0..nr_nodes {
+            nodes.push(KBox::pin_init(Node::new(), GFP_KERNEL)?, GFP_KERNEL)?;
+        }
+        let near = nearest_nodes(nr_nodes)?;
+        let cpu = PerCpu::<CpuSlab>::new()?;
+        for c in possible_cpus() {
+            // INVARIANT: each CPU's `tid` starts at its own number; no other CPU sees
+            // the cache yet.
+            // SAFETY: `on(c)` is CPU `c`'s copy, valid and not yet shared.
+            unsafe { (*cpu.on(c)).tid = u64::from(c.as_u32()) };
+        }
+        let name = CString::try_from(args.name)?;
+        // INVARIANT: a node per node id, neighbour lists from `nearest_nodes`, fixed
+        // layout.
+        KBox::pin_init(
+            pin_init!(Self {
+                name,
+                layout,
+                ctor: args.ctor,
+                cpu,
+                nodes,
+                near,
+                multi_node: topo.online_nodes > 1,
+                min_partial: Atomic::new(min_partial),
+                remote_node_defrag_ratio: Atomic::new(DEFAULT_REMOTE_NODE_DEFRAG_RATIO),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The cache's name.
+    pub(crate) fn name(&self) -> &CStr {
+        &self.name
+    }
+
+    /// The slab layout.
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Partial slabs a node keeps before empty slabs go back to the page allocator.
+    pub(crate) fn min_partial(&self) -> u32 {
+        self.min_partial.load(Relaxed)
+    }
+
+    /// Changes `min_partial`.
+    pub(crate) fn set_min_partial(&self, v: u32) {
+        self.min_partial.store(v, Relaxed);
+    }
+
+    /// Chance, in 1/1024ths, that a refill with no local partial slab walks the other
+    /// nodes (0: never; 1024: always).
+    pub(crate) fn remote_node_defrag_ratio(&self) -> u32 {
+        self.remote_node_defrag_ratio.load(Relaxed)
+    }
+
+    /// Changes `remote_node_defrag_ratio` (clamped to 1024).
+    pub(crate) fn set_remote_node_defrag_ratio(&self, v: u32) {
+        self.remote_node_defrag_ratio.store(v.min(1024), Relaxed);
+    }
+
+    /// The per-node state of node `nid`.
+    fn node(&self, nid: u32) -> &Node {
+        &self.nodes[nid as usize]
+    }
+
+    /// Counter values summed over all CPUs.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut s = Stats::ZERO;
+        for c in possible_cpus() {
+            // SAFETY: CPU `c`'s copy is live; the counters are plain integers, and a torn
+            // or stale read only makes the snapshot slightly old.
+            let counters = unsafe { ptr::read_volatile(&raw const (*self.cpu.on(c)).stats) };
+            s.add(&counters);
+        }
+        s
+    }
+
+    /// Slabs and objects per node: `(slabs, objects, partial slabs)` of node `nid`.
+    pub(crate) fn node_counts(&self, nid: u32) -> (i64, i64, u32) {
+        let n = self.node(nid);
+        (n.nr_slabs(), n.total_objects(), n.nr_partial())
+    }
+
+    /// Counts `s` on the current CPU.
+    #[inline(always)]
+    fn stat(&self, s: Stat) {
+        let at = self
+            .cpu
+            .pcpu()
+            .wrapping_byte_add(offset_of!(CpuSlab, stats) + s as usize * 8);
+        // SAFETY: `at` is the per-cpu address of counter `s` of this cache's live per-cpu
+        // area.
+        unsafe { arch::this_cpu_inc(at.cast()) };
+    }
+
+    /// Per-cpu address of a `CpuSlab` field.
+    #[inline(always)]
+    fn pcpu_field(&self, offset: usize) -> *mut u64 {
+        self.cpu.pcpu().wrapping_byte_add(offset).cast()
+    }
+
+    // ----- allocation ---------------------------------------------------------------
+
+    /// Allocates an object, on the local node if it can (`kmem_cache_alloc`).
+    #[inline]
+    pub(crate) fn alloc(&self, gfp: Gfp) -> Result<NonNull<u8>> {
+        self.alloc_node(gfp, NO_NODE)
+    }
+
+    /// Allocates an object from node `node` (`NO_NODE`: any, the local one preferred).
+    ///
+    /// Fast path: take the head of this CPU's free list with one `cmpxchg16b` on
+    /// (freelist, tid), without a lock, an atomic bus operation or interrupts off.
+    #[inline]
+    pub(crate) fn alloc_node(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
+        let unit = self.pcpu_field(offset_of!(CpuSlab, freelist));
+        let tid_at = self.pcpu_field(offset_of!(CpuSlab, tid));
+        let node_at = self.pcpu_field(offset_of!(CpuSlab, node));
+        loop {
+            // SAFETY (all `this_cpu_*` below): the addresses are fields of this cache's live
+            // per-cpu area. The transaction id is read first: any change of this CPU's
+            // slab state after it (an interrupt, a preemption, a migration to another CPU)
+            // changes the id, so the `cmpxchg16b` fails and the loop starts over.
+            let tid = unsafe { arch::this_cpu_read(tid_at) };
+            // SAFETY: As above.
+            let object = unsafe { arch::this_cpu_read(unit) } as usize as *mut u8;
+            if object.is_null()
+                // SAFETY: As above.
+                || (node != NO_NODE && unsafe { arch::this_cpu_read(node_at) } != node as u64)
+            {
+                return self.alloc_slow(gfp, node);
+            }
+            // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it
+            // lies in mapped slab memory; if it was taken meanwhile the read value is
+            // discarded by the failing `cmpxchg16b`.
+            let next = unsafe { free_pointer(object, self.layout.free_offset) };
+            // SAFETY: `unit` is the 16-byte aligned (freelist, tid) pair of this CPU's copy;
+            // CX16 was checked at creation.
+            if unsafe {
+                arch::this_cpu_cmpxchg16b(
+                    unit,
+                    [object as u64, tid],
+                    [next as u64, tid.wrapping_add(TID_STEP)],
+                )
+            } {
+                self.stat(Stat::AllocFast);
+                // SAFETY: non-null, checked above.
+                return Ok(unsafe { NonNull::new_unchecked(object) });
+            }
+        }
+    }
+
+    /// The allocation slow path (`___slab_alloc`), with interrupts off on this CPU except
+    /// while a new slab comes from the page allocator.
+    #[inline(never)]
+    fn alloc_slow(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
+        if node != NO_NODE && !shim::node_online(node) {
+            return Err(EINVAL);
+        }
+        let irq = IrqDisabled::new();
+        self.stat(Stat::AllocSlow);
+        loop {
+            // SAFETY: Interrupts are off, so this CPU's copy is ours until `irq` drops and
+            // the fast paths of tasks preempted on this CPU will fail their `cmpxchg16b`
+            // on the advanced `tid`.
+            let c = unsafe { &mut *self.cpu.this_cpu() };
+            let slab = c.slab as usize as *mut Slab;
+            if !slab.is_null() {
+                if node != NO_NODE && c.node != node as u64 {
+                    self.stat(Stat::NodeMismatch);
+                    self.flush(c);
+                    continue;
+                }
+                let mut object = c.freelist as usize as *mut u8;
+                if object.is_null() {
+                    // SAFETY: `slab` is frozen by this CPU (invariant), hence live.
+                    object = unsafe { (*slab).take_freelist() };
+                    if object.is_null() {
+                        // The slab is full and `take_freelist` unfroze it: it is on no
+                        // list until a free makes it partial.
+                        c.slab = 0;
+                        c.tid = c.tid.wrapping_add(TID_STEP);
+                        continue;
+                    }
+                    self.stat(Stat::RefillFromSlab);
+                }
+                return Ok(self.load_object(c, object));
+            }
+            if let Some((slab, object)) = self.get_partial(node, &irq) {
+                self.install(c, slab, object);
+                return Ok(self.load_object(c, object));
+            }
+            // A new slab; the page allocator may sleep, so interrupts go back on, and
+            // the task may come back on another CPU.
+            drop(irq);
+            let (slab, object) = self.new_slab(gfp, node).inspect_err(|_| {
+                self.stat(Stat::AllocFailed);
+            })?;
+            let _irq = IrqDisabled::new();
+            // SAFETY: As above, for the CPU we are on now.
+            let c = unsafe { &mut *self.cpu.this_cpu() };
+            if c.slab != 0 {
+                self.flush(c);
+            }
+            self.install(c, slab, object);
+            return Ok(self.load_object(c, object));
+        }
+    }
+
+    /// Makes `slab` (frozen by the caller, its free list starting at `object`) this CPU's
+    /// active slab.
+    fn install(&self, c: &mut CpuSlab, slab: *mut Slab, object: *mut u8) {
+        // INVARIANT: `slab` is frozen for this CPU; its free list is the CPU's (set by
+        // `load_object` right after); `tid` advances.
+        c.slab = slab as u64;
+        // SAFETY: `slab` is live (frozen by the caller).
+        c.node = u64::from(unsafe { (*slab).node });
+        c.freelist = object as u64;
+        c.tid = c.tid.wrapping_add(TID_STEP);
+    }
+
+    /// Hands out `object`, the head of this CPU's free list, keeping the rest.
+    fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> NonNull<u8> {
+        // SAFETY: `object` is a free object owned by this CPU.
+        c.freelist = unsafe { free_pointer(object, self.layout.free_offset) } as u64;
+        c.tid = c.tid.wrapping_add(TID_STEP);
+        // SAFETY: the callers pass a non-null object.
+        unsafe { NonNull::new_unchecked(object) }
+    }
+
+    /// Gives this CPU's active slab back to its node (`deactivate_slab`). Interrupts are
+    /// off, or the cache is being destroyed and no CPU uses it.
+    fn flush(&self, c: &mut CpuSlab) {
+        let slab = c.slab as usize as *mut Slab;
+        let freelist = c.freelist as usize as *mut u8;
+        c.slab = 0;
+        c.freelist = 0;
+        c.tid = c.tid.wrapping_add(TID_STEP);
+        self.stat(Stat::CpuSlabFlush);
+        // SAFETY: `slab` was this CPU's active slab, frozen by it, and `freelist` its
+        // private free list.
+        unsafe { self.deactivate(slab, freelist) };
+    }
+
+    /// Unfreezes `slab`, splicing the private free list `freelist` back, and puts the slab
+    /// where it belongs: partial list, page allocator (empty, enough partials), or nowhere
+    /// (full).
+    ///
+    /// # Safety
+    ///
+    /// `slab` must be frozen by the caller, who owns the private free list `freelist` of
+    /// it and gives both up.
+    unsafe fn deactivate(&self, slab: *mut Slab, freelist: *mut u8) {
+        // SAFETY: The caller holds the slab frozen, so it is live.
+        let s = unsafe { &*slab };
+        let off = self.layout.free_offset;
+        // Stage one: count the private free objects and find the last.
+        let (mut count, mut tail, mut p) = (0u32, ptr::null_mut::<u8>(), freelist);
+        while !p.is_null() {
+            count += 1;
+            tail = p;
+            // SAFETY: `p` is on the caller's private free list.
+            p = unsafe { free_pointer(p, off) };
+        }
+        // Stage two: unfreeze, putting the private objects in front of the shared ones.
+        let new = loop {
+            let old = s.state();
+            let head = if tail.is_null() {
+                old.freelist
+            } else {
+                // SAFETY: `tail` is a free object the caller owns.
+                unsafe { set_free_pointer(tail, off, old.freelist) };
+                freelist
+            };
+            let new = State {
+                freelist: head,
+                counters: slab::counters(old.inuse() - count, false),
+            };
+            if s.update(old, new) {
+                break new;
+            }
+        };
+        // Stage three: place the slab.
+        let node = self.node(s.node);
+        if new.inuse() == 0 && node.nr_partial() >= self.min_partial() {
+            // Empty and the node has enough partial slabs. Not on any list (it was
+            // frozen), and with nothing allocated from it no free can race.
+            // SAFETY: `slab` is on no list and no CPU holds it.
+            unsafe { self.discard(slab) };
+        } else if !new.freelist.is_null() {
+            let irq = IrqDisabled::new();
+            let mut g = node.lock(&irq);
+            // SAFETY: `slab` is a live slab of this node; a free that raced with stage two
+            // saw it unfrozen but off the list and left it to us, so it is on no list.
+            unsafe { g.list().add(slab, true) };
+        }
+    }
+
+    /// Finds a partial slab: on `node` (or the local node for `NO_NODE`), then, for
+    /// `NO_NODE` only, on the other nodes. Returns the slab frozen and its free list.
+    fn get_partial(&self, node: i32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
+        self.stat(Stat::GetPartial);
+        let local = if node == NO_NODE {
+            shim::numa_mem_id()
+        } else {
+            node
+        };
+        if !shim::node_online(local) {
+            return None;
+        }
+        self.stat(Stat::NodesTried);
+        if let Some(r) = self.get_partial_node(local.unsigned_abs(), irq) {
+            self.stat(Stat::RefillNodePartial);
+            return Some(r);
+        }
+        if node != NO_NODE {
+            // An explicit node: its objects must come from that node.
+            return None;
+        }
+        self.get_any_partial(local.unsigned_abs(), irq)
+    }
+
+    /// Takes the first partial slab of node `nid`, frozen, with its free list.
+    fn get_partial_node(&self, nid: u32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
+        let node = self.node(nid);
+        if node.nr_partial() == 0 {
+            return None;
+        }
+        let mut g = node.lock(irq);
+        let slab = g.list().first()?;
+        // SAFETY: `slab` is on this node's list and the lock is held.
+        unsafe { g.list().remove(slab) };
+        // SAFETY: A slab on a partial list is live. Not frozen and with free objects, all
+        // of which are on its shared list: `take_freelist` returns them and freezes it.
+        let object = unsafe { (*slab).take_freelist() };
+        debug_assert!(!object.is_null());
+        Some((slab, object))
+    }
+
+    /// Looks for a partial slab on the other nodes, nearest first, each node once
+    /// (`get_any_partial`; seed thread 003). Skipped when the machine has one node, and,
+    /// as in SLUB, on a share of calls set by `remote_node_defrag_ratio`; a node is only
+    /// locked when it has more than `min_partial` partial slabs.
+    fn get_any_partial(&self, local: u32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
+        if !self.multi_node {
+            return None;
+        }
+        let ratio = self.remote_node_defrag_ratio();
+        if ratio == 0 || (arch::cycles() % 1024) as u32 > ratio {
+            self.stat(Stat::RemoteWalkSkipped);
+            return None;
+        }
+        self.stat(Stat::RemoteWalk);
+        let min_partial = self.min_partial();
+        for &nid in self.near.get(local as usize)?.iter() {
+            self.stat(Stat::RemoteNodesTried);
+            self.stat(Stat::NodesTried);
+            if self.node(u32::from(nid)).nr_partial() > min_partial {
+                if let Some(r) = self.get_partial_node(u32::from(nid), irq) {
+                    self.stat(Stat::RefillRemotePartial);
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+
+    /// Allocates and formats a new slab, frozen, for the calling CPU. Interrupts must be
+    /// on if `flags` may sleep.
+    fn new_slab(&self, gfp: Gfp, node: i32) -> Result<(*mut Slab, *mut u8)> {
+        let l = &self.layout;
+        let pages = if node == NO_NODE {
+            SlabPages::alloc(node, gfp, l.order)
+        } else {
+            // The node asked for, if it has memory; else any node rather than failing.
+            SlabPages::alloc(node, gfp.with(Gfp::THISNODE), l.order)
+                .or_else(|| SlabPages::alloc(node, gfp, l.order))
+        };
+        // If the preferred order is not available, the smallest that holds one object.
+        let min_order = layout::get_order(u64::from(l.size));
+        let (pages, order) = match pages {
+            Some(p) => (p, l.order),
+            None if min_order < l.order => (
+                SlabPages::alloc(node, gfp, min_order).ok_or(ENOMEM)?,
+                min_order,
+            ),
+            None => return Err(ENOMEM),
+        };
+        let g = Geometry {
+            size: l.size,
+            free_offset: l.free_offset,
+            objects: layout::order_objects(order, l.size),
+        };
+        let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
+        let mut slab = KBox::new(slab, gfp.kernel_flags())?;
+        Slab::publish(&mut slab);
+        self.node(slab.node).slab_added(slab.objects);
+        self.stat(Stat::NewSlab);
+        Ok((KBox::into_raw(slab), object))
+    }
+
+    /// Gives an empty slab back to the page allocator.
+    ///
+    /// # Safety
+    ///
+    /// `slab` must be empty, on no list and held by no CPU; nothing may use it afterwards.
+    unsafe fn discard(&self, slab: *mut Slab) {
+        // SAFETY: The caller gives up the slab; it came from `KBox::into_raw` in `new_slab`.
+        let slab = unsafe { KBox::from_raw(slab) };
+        self.node(slab.node).slab_removed(slab.objects);
+        self.stat(Stat::SlabFreed);
+        drop(slab);
+    }
+
+    // ----- free ---------------------------------------------------------------------
+
+    /// Frees `object` (`kmem_cache_free`).
+    ///
+    /// Fast path: the object's slab is this CPU's active slab; push it on the CPU free
+    /// list with one `cmpxchg16b` on (freelist, tid).
+    ///
+    /// # Safety
+    ///
+    /// `object` must have been allocated from this cache and not freed since, and must not
+    /// be used afterwards.
+    #[inline]
+    pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
+        let object = object.as_ptr();
+        // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
+        let slab = unsafe { mm::slab_of(object) } as u64;
+        let unit = self.pcpu_field(offset_of!(CpuSlab, freelist));
+        let tid_at = self.pcpu_field(offset_of!(CpuSlab, tid));
+        let slab_at = self.pcpu_field(offset_of!(CpuSlab, slab));
+        loop {
+            // SAFETY: Per-cpu fields of this cache; `tid` first, as in `alloc_node`.
+            let tid = unsafe { arch::this_cpu_read(tid_at) };
+            // SAFETY: As above.
+            if unsafe { arch::this_cpu_read(slab_at) } != slab {
+                // SAFETY: The caller's guarantees pass on.
+                return unsafe { self.free_slow(slab as usize as *mut Slab, object) };
+            }
+            // SAFETY: As above.
+            let head = unsafe { arch::this_cpu_read(unit) } as usize as *mut u8;
+            // SAFETY: The caller owns `object`, a free-to-be object of this cache.
+            unsafe { set_free_pointer(object, self.layout.free_offset, head) };
+            // SAFETY: `unit` is the 16-byte aligned (freelist, tid) pair of this CPU's copy.
+            if unsafe {
+                arch::this_cpu_cmpxchg16b(
+                    unit,
+                    [head as u64, tid],
+                    [object as u64, tid.wrapping_add(TID_STEP)],
+                )
+            } {
+                self.stat(Stat::FreeFast);
+                return;
+            }
+        }
+    }
+
+    /// The free slow path (`__slab_free`): the slab is not this CPU's active slab. Push
+    /// the object on the slab's shared list with `lock cmpxchg16b`; only when the slab
+    /// changes list (full to partial, or partial to empty) take the node lock.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free`]; `slab` is the object's slab.
+    #[inline(never)]
+    unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
+        self.stat(Stat::FreeSlow);
+        // SAFETY: The object is live, so its slab is.
+        let s = unsafe { &*slab };
+        let off = self.layout.free_offset;
+        loop {
+            let old = s.state();
+            let inuse = old.inuse() - 1;
+            if !old.frozen() && (inuse == 0 || old.freelist.is_null()) {
+                // SAFETY: As for this function.
+                return unsafe { self.free_slow_locked(slab, object) };
+            }
+            // SAFETY: The caller owns `object`.
+            unsafe { set_free_pointer(object, off, old.freelist) };
+            let new = State {
+                freelist: object,
+                counters: slab::counters(inuse, old.frozen()),
+            };
+            if s.update(old, new) {
+                if old.frozen() {
+                    self.stat(Stat::FreeFrozen);
+                }
+                return;
+            }
+        }
+    }
+
+    /// The part of the free slow path that may move the slab between lists.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_slow`].
+    unsafe fn free_slow_locked(&self, slab: *mut Slab, object: *mut u8) {
+        // SAFETY: The object is live, so its slab is.
+        let s = unsafe { &*slab };
+        let node = self.node(s.node);
+        let irq = IrqDisabled::new();
+        let mut g = node.lock(&irq);
+        self.stat(Stat::FreeLocked);
+        let (old, new) = loop {
+            let old = s.state();
+            // SAFETY: The caller owns `object`.
+            unsafe { set_free_pointer(object, self.layout.free_offset, old.freelist) };
+            let new = State {
+                freelist: object,
+                counters: slab::counters(old.inuse() - 1, old.frozen()),
+            };
+            if s.update(old, new) {
+                break (old, new);
+            }
+        };
+        if old.frozen() {
+            // A CPU took the slab meanwhile; it will sort it out.
+            return;
+        }
+        // SAFETY: `slab` is a live slab of this node and the lock is held.
+        let on_partial = unsafe { g.list().contains(slab) };
+        if !old.freelist.is_null() && !on_partial {
+            // Being deactivated by the CPU that had it: it places the slab itself.
+            return;
+        }
+        // "Already holds at least min_partial partial slabs": not counting this one.
+        let others = g.list().len() - u32::from(on_partial);
+        if new.inuse() == 0 && others >= self.min_partial() {
+            if on_partial {
+                // SAFETY: `slab` is on this list; lock held.
+                unsafe { g.list().remove(slab) };
+            }
+            drop(g);
+            drop(irq);
+            // SAFETY: Empty, off the lists, not frozen: nothing refers to it any more.
+            unsafe { self.discard(slab) };
+            return;
+        }
+        if old.freelist.is_null() {
+            // Was full, so on no list: now partial (or empty and kept).
+            // SAFETY: `slab` is a live slab of this node on no list; lock held.
+            unsafe { g.list().add(slab, false) };
+        }
+    }
+
+    // ----- bulk ---------------------------------------------------------------------
+
+    /// Fills `out` with objects; on failure frees what it took and returns the error.
+    pub(crate) fn alloc_bulk(&self, gfp: Gfp, out: &mut [*mut u8]) -> Result {
+        let mut i = 0;
+        while i < out.len() {
+            {
+                let _irq = IrqDisabled::new();
+                // SAFETY: Interrupts are off: this CPU's copy is ours.
+                let c = unsafe { &mut *self.cpu.this_cpu() };
+                let mut taken = 0u64;
+                while i < out.len() && c.freelist != 0 {
+                    let object = c.freelist as usize as *mut u8;
+                    // SAFETY: `object` is on this CPU's private free list.
+                    c.freelist = unsafe { free_pointer(object, self.layout.free_offset) } as u64;
+                    out[i] = object;
+                    i += 1;
+                    taken += 1;
+                }
+                c.tid = c.tid.wrapping_add(TID_STEP);
+                let at = self.pcpu_field(offset_of!(CpuSlab, stats) + Stat::AllocFast as usize * 8);
+                // SAFETY: Per-cpu counter of this cache.
+                unsafe { arch::this_cpu_add(at, taken) };
+            }
+            if i < out.len() {
+                match self.alloc_slow(gfp, NO_NODE) {
+                    Ok(o) => {
+                        out[i] = o.as_ptr();
+                        i += 1;
+                    }
+                    Err(e) => {
+                        // SAFETY: `out[..i]` were just allocated from this cache.
+                        unsafe { self.free_bulk(&out[..i]) };
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees every object of `objects`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free`], for each element.
+    pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
+        let _irq = IrqDisabled::new();
+        // SAFETY: Interrupts are off: this CPU's copy is ours.
+        let c = unsafe { &mut *self.cpu.this_cpu() };
+        let mut fast = 0u64;
+        for &object in objects {
+            // SAFETY: The caller guarantees a live object of this cache.
+            let slab = unsafe { mm::slab_of(object) } as u64;
+            if slab == c.slab {
+                // SAFETY: The caller owns `object`.
+                unsafe {
+                    set_free_pointer(
+                        object,
+                        self.layout.free_offset,
+                        c.freelist as usize as *mut u8,
+                    )
+                };
+                c.freelist = object as u64;
+                fast += 1;
+            } else {
+                // SAFETY: As for this function; the slow path takes its own locks.
+                unsafe { self.free_slow(slab as usize as *mut Slab, object) };
+            }
+        }
+        c.tid = c.tid.wrapping_add(TID_STEP);
+        let at = self.pcpu_field(offset_of!(CpuSlab, stats) + Stat::FreeFast as usize * 8);
+        // SAFETY: Per-cpu counter of this cache.
+        unsafe { arch::this_cpu_add(at, fast) };
+    }
+
+    // ----- shrinking and destruction ------------------------------------------------
+
+    /// Gives this CPU's active slab back, with interrupts off.
+    fn flush_this_cpu(&self) {
+        let _irq = IrqDisabled::new();
+        // SAFETY: Interrupts are off: this CPU's copy is ours.
+        let c = unsafe { &mut *self.cpu.this_cpu() };
+        if c.slab != 0 {
+            self.flush(c);
+        }
+    }
+
+    /// Gives every empty partial slab back to the page allocator. Returns the free
+    /// objects left in the partial slabs of each node, summed.
+    fn discard_empty_partials(&self) -> u64 {
+        let mut free_objects = 0u64;
+        for node in self.nodes.iter() {
+            let irq = IrqDisabled::new();
+            let mut g = node.lock(&irq);
+            let mut p = g.list().first();
+            while let Some(slab) = p {
+                // SAFETY: `slab` is on this list and the lock is held.
+                let (next, st, objects) =
+                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).objects) };
+                if st.inuse() == 0 {
+                    // SAFETY: On this list, lock held; then empty, off the lists, held by
+                    // no CPU (partial slabs are not frozen), and nothing allocated from it
+                    // can be freed. Freeing pages under a spinlock is allowed.
+                    unsafe {
+                        g.list().remove(slab);
+                        self.discard(slab);
+                    }
+                } else {
+                    free_objects += u64::from(objects - st.inuse());
+                }
+                p = (!next.is_null()).then_some(next);
+            }
+        }
+        free_objects
+    }
+
+    /// Flushes every online CPU's active slab and gives every empty slab back
+    /// (`kmem_cache_shrink`). Safe while the cache is in use; must be called from process
+    /// context with interrupts on.
+    pub(crate) fn shrink(&self) {
+        shim::on_each_cpu(&|| self.flush_this_cpu());
+        self.discard_empty_partials();
+    }
+
+    /// Flushes every CPU's active slab, gives every empty slab back, and returns how many
+    /// objects are still allocated; their slabs stay.
+    ///
+    /// # Safety
+    ///
+    /// No CPU may use the cache during or after the call, except to free objects still
+    /// allocated; CPU hotplug must not run concurrently.
+    pub(crate) unsafe fn shutdown(&self) -> LiveObjects {
+        shim::on_each_cpu(&|| self.flush_this_cpu());
+        for cpu in possible_cpus() {
+            // SAFETY: Online CPUs were flushed above and offline ones cannot run, and no
+            // CPU allocates from the cache any more (caller): this copy is ours.
+            let c = unsafe { &mut *self.cpu.on(cpu) };
+            if c.slab != 0 {
+                self.flush(c);
+            }
+        }
+        let free_objects = self.discard_empty_partials();
+        let total: i64 = self.nodes.iter().map(|n| n.total_objects()).sum();
+        LiveObjects((total.max(0) as u64).saturating_sub(free_objects))
+    }
+}
+
+/// For every node id, the other online nodes sorted by `node_distance()`, nearest first.
+fn nearest_nodes(nr_nodes: usize) -> Result<KVec<KVec<u16>>> {
+    let mut all = KVec::with_capacity(nr_nodes, GFP_KERNEL)?;
+    for from in 0..nr_nodes as i32 {
+        let mut v: KVec<u16> = KVec::new();
+        for to in 0..nr_nodes as i32 {
+            if to != from && shim::node_online(to) {
+                v.push(to as u16, GFP_KERNEL)?;
+            }
+        }
+        // Insertion sort by distance (a handful of nodes); ties keep id order.
+        let dist = |to: u16| {
+            // SAFETY: both are valid node ids.
+            unsafe { bindings::__node_distance(from, i32::from(to)) }
+        };
+        for i in 1..v.len() {
+            let mut j = i;
+            while j > 0 && dist(v[j - 1]) > dist(v[j]) {
+                v.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        all.push(v, GFP_KERNEL)?;
+    }
+    Ok(all)
+}

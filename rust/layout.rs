@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Slab layout: object stride, free pointer placement, slab order and objects per slab.
+//!
+//! Pure arithmetic, as SLUB's `calculate_sizes()` and `calculate_order()` do it, so the
+//! KUnit suites can check it for any size and parameters without allocating anything.
+
+use kernel::error::{code::EINVAL, Result};
+
+/// Size of a free pointer, and the smallest alignment of an object.
+pub(crate) const POINTER_SIZE: u32 = core::mem::size_of::<usize>() as u32;
+/// Page size the slab orders count in.
+pub(crate) const PAGE_SIZE: u32 = kernel::page::PAGE_SIZE as u32;
+/// Highest order the page allocator hands out.
+pub(crate) const MAX_PAGE_ORDER: u32 = kernel::bindings::MAX_PAGE_ORDER;
+/// Most objects one slab may hold; the in-use count is kept in 16 bits.
+pub(crate) const MAX_OBJS_PER_SLAB: u32 = 32767;
+
+/// Cache creation flag: align objects to the hardware cache line (`SLAB_HWCACHE_ALIGN`).
+pub(crate) const HWCACHE_ALIGN: u32 = 1 << 0;
+/// All flags `create` accepts.
+pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN;
+
+/// Order of the smallest power-of-two number of pages holding `bytes` (`get_order()`).
+pub(crate) fn get_order(bytes: u64) -> u32 {
+    let pages = bytes.div_ceil(u64::from(PAGE_SIZE)).max(1);
+    pages.next_power_of_two().trailing_zeros()
+}
+
+/// Bytes in a slab of `order`.
+pub(crate) fn slab_bytes(order: u32) -> u32 {
+    PAGE_SIZE << order
+}
+
+/// Objects of `size` bytes that fit in a slab of `order` (`order_objects()`).
+pub(crate) fn order_objects(order: u32, size: u32) -> u32 {
+    slab_bytes(order) / size
+}
+
+/// The order-selection inputs that come from the module parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OrderRules {
+    /// Lowest order.
+    pub(crate) min_order: u32,
+    /// Highest order.
+    pub(crate) max_order: u32,
+    /// Objects a slab should hold at least (already resolved from "automatic").
+    pub(crate) min_objects: u32,
+}
+
+/// The smallest order in `min_order..=max_order` whose leftover is at most
+/// `1/fract_leftover` of the slab, or `max_order + 1` if none (`calc_slab_order()`).
+fn calc_slab_order(size: u32, min_order: u32, max_order: u32, fract_leftover: u32) -> u32 {
+    let mut order = min_order;
+    while order <= max_order {
+        let bytes = slab_bytes(order);
+        if bytes % size <= bytes / fract_leftover {
+            break;
+        }
+        order += 1;
+    }
+    order
+}
+
+/// The slab order for objects of stride `size`, as SLUB's `calculate_order()` chooses it:
+///
+/// 1. `min_objects`, capped by what fits in `max_order` (at least one);
+/// 2. the smallest order in `[max(min_order, order of min_objects * size), max_order]`
+///    whose leftover is at most 1/16 of the slab, then 1/8, 1/4, 1/2;
+/// 3. else the order of one object, if the page allocator can give it.
+pub(crate) fn calculate_order(size: u32, rules: OrderRules) -> Result<u32> {
+    let max_objects = order_objects(rules.max_order, size).max(1);
+    let min_objects = rules.min_objects.min(max_objects);
+    let min_order = rules
+        .min_order
+        .max(get_order(u64::from(min_objects) * u64::from(size)));
+    if order_objects(min_order, size) > MAX_OBJS_PER_SLAB {
+        // Tiny objects: the count would overflow; take the largest order that does not.
+        return Ok(get_order(u64::from(size) * u64::from(MAX_OBJS_PER_SLAB)) - 1);
+    }
+    let mut fraction = 16;
+    while fraction > 1 {
+        let order = calc_slab_order(size, min_order, rules.max_order, fraction);
+        if order <= rules.max_order {
+            return Ok(order);
+        }
+        fraction /= 2;
+    }
+    let order = get_order(u64::from(size));
+    if order <= MAX_PAGE_ORDER {
+        Ok(order)
+    } else {
+        Err(EINVAL)
+    }
+}
+
+/// Where the objects of a cache go in a slab.
+///
+/// # Invariants
+///
+/// `size` is a multiple of `align` and of [`POINTER_SIZE`], `size >= object_size`,
+/// `free_offset + POINTER_SIZE <= size`, `free_offset` is a multiple of [`POINTER_SIZE`],
+/// and `1 <= objects <= MAX_OBJS_PER_SLAB` objects of `size` fit in a slab of `order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// Bytes the user asked for.
+    pub(crate) object_size: u32,
+    /// Alignment of every object.
+    pub(crate) align: u32,
+    /// Stride between objects: `object_size` rounded up, plus the free pointer if it
+    /// cannot live inside the object.
+    pub(crate) size: u32,
+    /// Offset of the free pointer inside a free object.
+    pub(crate) free_offset: u32,
+    /// Page order of a slab.
+    pub(crate) order: u32,
+    /// Objects per slab.
+    pub(crate) objects: u32,
+}
+
+impl Layout {
+    /// Computes the layout of a cache (SLUB's `calculate_sizes()`).
+    ///
+    /// `cache_line` is the hardware cache line size, used with [`HWCACHE_ALIGN`]. With a
+    /// constructor, objects keep their constructed contents while free, so the free
+    /// pointer goes after the object instead of inside it.
+    pub(crate) fn new(
+        object_size: u32,
+        align: u32,
+        flags: u32,
+        has_ctor: bool,
+        cache_line: u32,
+        rules: OrderRules,
+    ) -> Result<Self> {
+        if object_size == 0
+            || !align_is_valid(align)
+            || flags & !VALID_FLAGS != 0
+            || u64::from(object_size) > u64::from(slab_bytes(MAX_PAGE_ORDER))
+        {
+            return Err(EINVAL);
+        }
+        let align = object_align(object_size, align, flags, cache_line);
+        let mut size = round_up(object_size, POINTER_SIZE);
+        let free_offset = if has_ctor {
+            let at = size;
+            size += POINTER_SIZE;
+            at
+        } else {
+            // Mid-object, as SLUB does: an overrun from the previous object or an underrun
+            // into this one is less likely to hit the free pointer.
+            round_down(object_size / 2, POINTER_SIZE)
+        };
+        let size = round_up(size, align);
+        if u64::from(size) > u64::from(slab_bytes(MAX_PAGE_ORDER)) {
+            return Err(EINVAL);
+        }
+        let order = calculate_order(size, rules)?;
+        let objects = order_objects(order, size);
+        if objects == 0 || objects > MAX_OBJS_PER_SLAB {
+            return Err(EINVAL);
+        }
+        // INVARIANT: `size` is rounded to `POINTER_SIZE` and then to `align`, a power of two
+        // no smaller than `POINTER_SIZE`; the free pointer is either at the rounded object
+        // end (with room added) or at a pointer-aligned offset below `object_size / 2`; the
+        // object count was checked to be in `1..=MAX_OBJS_PER_SLAB` just above.
+        Ok(Self {
+            object_size,
+            align,
+            size,
+            free_offset,
+            order,
+            objects,
+        })
+    }
+
+    /// Bytes left unused at the end of each slab.
+    pub(crate) fn waste(&self) -> u32 {
+        slab_bytes(self.order) - self.objects * self.size
+    }
+
+    /// The per-cache `min_partial`: `clamp(ilog2(size) / 2, 5, 10)` (SLUB's
+    /// `set_min_partial()`; seed thread 000: caches of larger objects keep more partial
+    /// slabs, which saves page-allocator round trips), unless `override_value` is given.
+    pub(crate) fn min_partial(&self, override_value: Option<u32>) -> u32 {
+        override_value.unwrap_or_else(|| min_partial_for(self.size))
+    }
+}
+
+/// `clamp(ilog2(size) / 2, 5, 10)`.
+pub(crate) fn min_partial_for(size: u32) -> u32 {
+    (size.max(1).ilog2() / 2).clamp(5, 10)
+}
+
+/// An alignment is valid when it is 0 (none asked) or a power of two no larger than a page.
+fn align_is_valid(align: u32) -> bool {
+    align == 0 || (align.is_power_of_two() && align <= PAGE_SIZE)
+}
+
+/// The alignment objects get (SLUB's `calculate_alignment()`): with [`HWCACHE_ALIGN`],
+/// the cache line, halved while the object fits twice in it; never less than asked for,
+/// nor less than a pointer.
+fn object_align(object_size: u32, align: u32, flags: u32, cache_line: u32) -> u32 {
+    let mut a = align.max(POINTER_SIZE);
+    if flags & HWCACHE_ALIGN != 0 {
+        let mut ralign = cache_line.max(POINTER_SIZE);
+        while object_size <= ralign / 2 {
+            ralign /= 2;
+        }
+        a = a.max(ralign);
+    }
+    a
+}
+
+/// Rounds `x` up to a multiple of `a`, a power of two.
+fn round_up(x: u32, a: u32) -> u32 {
+    (x + a - 1) & !(a - 1)
+}
+
+/// Rounds `x` down to a multiple of `a`, a power of two.
+fn round_down(x: u32, a: u32) -> u32 {
+    x & !(a - 1)
+}

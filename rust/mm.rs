@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Slab pages: allocation from the page allocator, and the O(1) way back from an object
+//! address to its slab.
+//!
+//! A slab is `2^order` pages from `alloc_pages_node()`, not compound. Every page of the
+//! slab has its `struct page`'s `private` field pointing at the slab's metadata; the
+//! page allocator hands pages out with `private` zero and leaves the field to the owner.
+//! [`slab_of`] therefore finds a slab from any address inside it with the direct-map
+//! arithmetic of `virt_to_page()` and one load, and no call, as the free fast path needs.
+
+use crate::gfp::Gfp;
+use crate::shim;
+use core::ptr::NonNull;
+use kernel::{bindings, page::PAGE_SHIFT};
+
+/// `2^order` contiguous pages owned by rslub.
+///
+/// # Invariants
+///
+/// `page` is the first of `2^order` pages allocated (not compound) from the page
+/// allocator, not yet freed; `addr` is their direct-map address.
+pub(crate) struct SlabPages {
+    page: NonNull<bindings::page>,
+    addr: NonNull<u8>,
+    order: u32,
+}
+
+// SAFETY: The pages are plain memory owned by whoever owns this value; nothing ties them
+// to a thread.
+unsafe impl Send for SlabPages {}
+
+impl SlabPages {
+    /// Allocates `2^order` pages, preferably on `node` (`NUMA_NO_NODE`: the local node).
+    pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32) -> Option<Self> {
+        // `__GFP_NOWARN`: a failed slab allocation is reported to the caller as `ENOMEM`,
+        // and a larger order may be retried smaller, so no warning splat.
+        let gfp = gfp.with(Gfp::NOWARN).raw();
+        // SAFETY: `alloc_pages_node_noprof` accepts any node id (`NUMA_NO_NODE` included),
+        // any GFP mask and any order up to `MAX_PAGE_ORDER`, which the layout guarantees.
+        let page = NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp, order) })?;
+        let addr = shim::page_address(page);
+        // INVARIANT: `page` was just allocated with `order`; `addr` is its address.
+        Some(Self { page, addr, order })
+    }
+
+    /// Address of the first byte.
+    pub(crate) fn addr(&self) -> NonNull<u8> {
+        self.addr
+    }
+
+    /// The NUMA node the pages are on.
+    pub(crate) fn node(&self) -> u32 {
+        shim::page_to_nid(self.page)
+    }
+
+    /// Points the `private` field of every page at `meta`, for [`slab_of`].
+    pub(crate) fn set_owner(&mut self, meta: *const u8) {
+        for i in 0..(1usize << self.order) {
+            // SAFETY: By the type invariant the `2^order` `struct page`s starting at `page`
+            // are ours (a non-compound block has consecutive `struct page`s); `private`
+            // is the owner's field.
+            unsafe {
+                let p = self.page.as_ptr().add(i);
+                (*p).__bindgen_anon_1.__bindgen_anon_1.private = meta as usize as _;
+            }
+        }
+    }
+}
+
+impl Drop for SlabPages {
+    fn drop(&mut self) {
+        self.set_owner(core::ptr::null());
+        // SAFETY: By the type invariant `page` was allocated with `order` and not freed;
+        // this value is being dropped, so nothing refers to the pages any more.
+        unsafe { bindings::__free_pages(self.page.as_ptr(), self.order) };
+    }
+}
+
+/// The slab metadata pointer recorded by [`SlabPages::set_owner`] for the page holding
+/// `addr`.
+///
+/// # Safety
+///
+/// `addr` must be inside a slab whose pages are owned by rslub (an object handed out by
+/// one of its caches and not yet freed).
+#[inline(always)]
+pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
+    // SAFETY: `page_offset_base` and `vmemmap_base` are set once during early boot and
+    // never written again.
+    let (direct, vmemmap) = unsafe { (bindings::page_offset_base, bindings::vmemmap_base) };
+    let pfn = (addr as usize - direct as usize) >> PAGE_SHIFT;
+    let page = (vmemmap as usize as *const bindings::page).wrapping_add(pfn);
+    // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
+    // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
+    // we set.
+    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as usize as *const u8 }
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A slab: its pages, its objects' free list, and its state word.
+//!
+//! The metadata lives outside the slab's pages (so page-sized objects waste nothing) in a
+//! [`Slab`] allocated with `kmalloc`; every page of the slab points at it (see
+//! [`crate::mm`]).
+//!
+//! `freelist` and `counters` form one 16-byte unit, changed only with `lock cmpxchg16b`,
+//! so a CPU that does not own the slab can free into it without a lock:
+//!
+//! - `freelist`: first free object that no CPU holds. Each free object stores the next
+//!   one at the cache's free pointer offset; the last stores null.
+//! - `counters`: `inuse` (low 32 bits) and `FROZEN` (bit 32). A frozen slab is some
+//!   CPU's active slab; that CPU holds a private free list of it (in its per-cpu data),
+//!   counted as in use here. Objects freed into a frozen slab by other CPUs collect on
+//!   `freelist` until the owner takes them back.
+//!
+//! A slab that is not frozen is on its node's partial list when it has free objects
+//! (`on_partial`, under the node lock), or on no list when full (`inuse == objects`).
+
+use crate::{arch, mm::SlabPages};
+use core::{cell::UnsafeCell, ptr};
+use kernel::sync::atomic::{Atomic, Relaxed};
+
+/// Bit of `counters` set while the slab is a CPU's active slab.
+pub(crate) const FROZEN: u64 = 1 << 32;
+/// Bits of `counters` holding `inuse`.
+pub(crate) const INUSE_MASK: u64 = FROZEN - 1;
+
+/// A snapshot of the 16-byte state unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct State {
+    /// First free object not held by a CPU, or null.
+    pub(crate) freelist: *mut u8,
+    /// `inuse | FROZEN`.
+    pub(crate) counters: u64,
+}
+
+impl State {
+    /// Objects not free from the slab's point of view (a frozen slab counts its owner's
+    /// private free list as in use).
+    pub(crate) fn inuse(&self) -> u32 {
+        (self.counters & INUSE_MASK) as u32
+    }
+
+    /// Whether the slab is some CPU's active slab.
+    pub(crate) fn frozen(&self) -> bool {
+        self.counters & FROZEN != 0
+    }
+}
+
+/// Makes `counters` from its parts.
+pub(crate) fn counters(inuse: u32, frozen: bool) -> u64 {
+    u64::from(inuse) | if frozen { FROZEN } else { 0 }
+}
+
+/// Links of a slab on its node's partial list, protected by the node lock.
+pub(crate) struct Links {
+    pub(crate) prev: *mut Slab,
+    pub(crate) next: *mut Slab,
+    pub(crate) on_partial: bool,
+}
+
+/// A slab's metadata.
+///
+/// # Invariants
+///
+/// - `pages` holds `objects` objects of `size` bytes starting at its address; the free
+///   pointer of an object is at `free_offset`.
+/// - Every object is in exactly one of: `freelist`'s chain, the private free list of the
+///   CPU that froze the slab, or in use by a caller; `inuse` counts the last two.
+/// - `freelist` and `counters` are 16-byte aligned and adjacent, and are only written by
+///   [`Slab::update`] (or before the slab is published).
+/// - `links` is only accessed under the lock of node `node` of the owning cache.
+#[repr(C, align(16))]
+pub(crate) struct Slab {
+    freelist: Atomic<u64>,
+    counters: Atomic<u64>,
+    /// The owning cache (a `CacheCore`); for sanity checks and reports.
+    pub(crate) cache: *const u8,
+    /// Node the pages are on.
+    pub(crate) node: u32,
+    /// Objects in the slab.
+    pub(crate) objects: u32,
+    pub(crate) links: UnsafeCell<Links>,
+    pages: SlabPages,
+}
+
+// SAFETY: The state unit is only changed atomically; `links` only under the node lock;
+// the rest is immutable after creation.
+unsafe impl Send for Slab {}
+// SAFETY: As above.
+unsafe impl Sync for Slab {}
+
+/// Object geometry the slab needs, from the cache layout.
+#[derive(Clone, Copy)]
+pub(crate) struct Geometry {
+    pub(crate) size: u32,
+    pub(crate) free_offset: u32,
+    pub(crate) objects: u32,
+}
+
+impl Slab {
+    /// Makes the metadata of a new slab on `pages` and links all objects into one free
+    /// list, running `ctor` once on each. The slab is returned frozen, with all objects
+    /// counted in use and its free list handed to the caller (the CPU that will own it).
+    pub(crate) fn new_frozen(
+        pages: SlabPages,
+        g: Geometry,
+        cache: *const u8,
+        ctor: Option<unsafe extern "C" fn(*mut core::ffi::c_void)>,
+    ) -> (Self, *mut u8) {
+        let base = pages.addr().as_ptr();
+        let node = pages.node();
+        for i in 0..g.objects {
+            // In bounds: `objects * size` bytes fit in the pages.
+            let obj = base.wrapping_add((i * g.size) as usize);
+            if let Some(ctor) = ctor {
+                // SAFETY: `obj` is a fresh object of the cache; the constructor's contract
+                // (set at cache creation) is to initialise one object.
+                unsafe { ctor(obj.cast()) };
+            }
+            let next = if i + 1 < g.objects {
+                base.wrapping_add(((i + 1) * g.size) as usize)
+            } else {
+                ptr::null_mut()
+            };
+            // SAFETY: `obj` is inside the pages and the free pointer offset is inside the
+            // object and pointer aligned (layout invariant); nobody else sees the slab yet.
+            unsafe { set_free_pointer(obj, g.free_offset, next) };
+        }
+        // INVARIANT: all objects are on the returned free list, which the caller holds as
+        // the owning CPU's private list; they are counted in use, and the slab is frozen.
+        let slab = Self {
+            freelist: Atomic::new(0),
+            counters: Atomic::new(counters(g.objects, true)),
+            cache,
+            node,
+            objects: g.objects,
+            links: UnsafeCell::new(Links {
+                prev: ptr::null_mut(),
+                next: ptr::null_mut(),
+                on_partial: false,
+            }),
+            pages,
+        };
+        (slab, base)
+    }
+
+    /// Records `this` as the owner of its pages, for `crate::mm::slab_of`. Called once the
+    /// metadata has its final address.
+    pub(crate) fn publish(this: &mut Self) {
+        let me = ptr::from_mut(this).cast::<u8>();
+        this.pages.set_owner(me);
+    }
+
+    /// Start address of the slab's memory.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.pages.addr().as_ptr()
+    }
+
+    /// Reads the state unit (two loads; [`Slab::update`] validates them together).
+    pub(crate) fn state(&self) -> State {
+        State {
+            freelist: self.freelist.load(Relaxed) as usize as *mut u8,
+            counters: self.counters.load(Relaxed),
+        }
+    }
+
+    /// Replaces the state unit with `new` if it still equals `old`.
+    pub(crate) fn update(&self, old: State, new: State) -> bool {
+        let unit = self.freelist.as_ptr().cast::<u64>();
+        // SAFETY: `freelist` and `counters` are adjacent and 16-byte aligned (`repr(C,
+        // align(16))`, type invariant), live as long as `self`, and only ever written with
+        // this instruction once published; CX16 is checked at module load.
+        unsafe {
+            arch::cmpxchg16b(
+                unit,
+                [old.freelist as u64, old.counters],
+                [new.freelist as u64, new.counters],
+            )
+        }
+    }
+
+    /// The node-lock protected links.
+    ///
+    /// # Safety
+    ///
+    /// The caller must hold the lock of the slab's node, and not hold another reference
+    /// to these links.
+    #[expect(clippy::mut_from_ref)]
+    pub(crate) unsafe fn links(&self) -> &mut Links {
+        // SAFETY: The caller holds the node lock, which serialises all access to `links`.
+        unsafe { &mut *self.links.get() }
+    }
+
+    /// Takes the whole shared free list for the CPU that owns (or is about to own) the
+    /// slab (`get_freelist()`): afterwards every object counts as in use, and the slab
+    /// stays frozen if it got objects, or is unfrozen (full, on no list) if there were
+    /// none.
+    pub(crate) fn take_freelist(&self) -> *mut u8 {
+        loop {
+            let old = self.state();
+            let new = State {
+                freelist: ptr::null_mut(),
+                counters: counters(self.objects, !old.freelist.is_null()),
+            };
+            if self.update(old, new) {
+                return old.freelist;
+            }
+        }
+    }
+}
+
+/// Writes `next` as the free pointer of `obj`.
+///
+/// # Safety
+///
+/// `obj` must be a free object of a slab, owned by the caller, and `offset` the cache's
+/// free pointer offset.
+#[inline(always)]
+pub(crate) unsafe fn set_free_pointer(obj: *mut u8, offset: u32, next: *mut u8) {
+    // SAFETY: The caller guarantees `obj + offset` is a pointer-aligned word inside a free
+    // object it owns.
+    unsafe { obj.add(offset as usize).cast::<*mut u8>().write(next) };
+}
+
+/// Reads the free pointer of `obj`, which may be racing with its reuse (see
+/// [`crate::arch::read_word_unchecked`]).
+///
+/// # Safety
+///
+/// `obj` must point into a slab's mapped memory and `offset` be the cache's free pointer
+/// offset.
+#[inline(always)]
+pub(crate) unsafe fn free_pointer(obj: *mut u8, offset: u32) -> *mut u8 {
+    // SAFETY: The caller guarantees the word is mapped and pointer aligned.
+    unsafe { arch::read_word_unchecked(obj.add(offset as usize).cast::<usize>()) as *mut u8 }
+}

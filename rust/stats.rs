@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Per-cache statistics: one counter array per CPU, bumped with a single `%gs`-relative
+//! `inc` (no lock, no atomic), summed over the CPUs when read.
+
+use kernel::fmt;
+
+macro_rules! stats {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal,)*) => {
+        /// A counted event.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(usize)]
+        pub(crate) enum Stat {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Stat {
+            /// Every event, in counter order.
+            pub(crate) const ALL: [Stat; NR_STATS] = [$(Stat::$variant,)*];
+
+            /// The event's name, as the statistics files show it.
+            pub(crate) const fn name(self) -> &'static str {
+                match self {
+                    $(Stat::$variant => $name,)*
+                }
+            }
+        }
+
+        /// Number of counters.
+        pub(crate) const NR_STATS: usize = [$($name,)*].len();
+    };
+}
+
+stats! {
+    /// Allocation served by the per-cpu fast path.
+    AllocFast = "alloc_fast",
+    /// Allocation that took the slow path.
+    AllocSlow = "alloc_slow",
+    /// Free served by the per-cpu fast path.
+    FreeFast = "free_fast",
+    /// Free that took the slow path (the object's slab is not this CPU's active slab).
+    FreeSlow = "free_slow",
+    /// Slow free into a slab that is some CPU's active slab: lock-free.
+    FreeFrozen = "free_frozen",
+    /// Slow free that had to take the node lock (slab became partial or empty).
+    FreeLocked = "free_locked",
+    /// The active slab's freelist was refilled from objects freed by other CPUs.
+    RefillFromSlab = "refill_from_slab",
+    /// A partial slab was taken from the local (or requested) node.
+    RefillNodePartial = "refill_node_partial",
+    /// A partial slab was taken from another node by the remote walk.
+    RefillRemotePartial = "refill_remote_partial",
+    /// A new slab was allocated from the page allocator.
+    NewSlab = "new_slab",
+    /// An empty slab was given back to the page allocator.
+    SlabFreed = "slab_freed",
+    /// Searches for a partial slab (`get_partial`).
+    GetPartial = "get_partial",
+    /// Node partial lists looked at by those searches, local and remote.
+    NodesTried = "get_partial_nodes_tried",
+    /// Remote walks started (`get_any_partial`).
+    RemoteWalk = "remote_walk",
+    /// Remote nodes looked at by the remote walks.
+    RemoteNodesTried = "remote_nodes_tried",
+    /// Remote walks skipped by `remote_node_defrag_ratio`.
+    RemoteWalkSkipped = "remote_walk_skipped",
+    /// `alloc_node()` asked for another node than the active slab's.
+    NodeMismatch = "node_mismatch",
+    /// An active slab was given back to its node (deactivated).
+    CpuSlabFlush = "cpu_slab_flush",
+    /// An allocation failed (no memory).
+    AllocFailed = "alloc_failed",
+}
+
+/// Counter values summed over all CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stats(pub(crate) [u64; NR_STATS]);
+
+impl Stats {
+    /// All zero.
+    pub(crate) const ZERO: Self = Self([0; NR_STATS]);
+
+    /// The value of `s`.
+    pub(crate) fn get(&self, s: Stat) -> u64 {
+        self.0[s as usize]
+    }
+
+    /// Adds one CPU's counters.
+    pub(crate) fn add(&mut self, counters: &[u64; NR_STATS]) {
+        for (sum, v) in self.0.iter_mut().zip(counters) {
+            *sum = sum.wrapping_add(*v);
+        }
+    }
+
+    /// The difference `self - before`, counter by counter.
+    #[cfg_attr(not(rslub_kunit), expect(dead_code))]
+    pub(crate) fn since(&self, before: &Stats) -> Stats {
+        let mut d = *self;
+        for (v, b) in d.0.iter_mut().zip(&before.0) {
+            *v = v.wrapping_sub(*b);
+        }
+        d
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in Stat::ALL {
+            writeln!(f, "{} {}", s.name(), self.get(s))?;
+        }
+        Ok(())
+    }
+}

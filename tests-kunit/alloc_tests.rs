@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_alloc`: caches, slabs, the per-cpu fast paths, frees from other
+//! CPUs, node partial lists, `get_any_partial`, NUMA placement, bulk operations,
+//! statistics and destruction, all on the real allocator code.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_alloc)]
+mod tests {
+    use crate::{
+        cache::{CacheArgs, Ctor, NO_NODE},
+        gfp::Gfp,
+        layout::HWCACHE_ALIGN,
+        mm,
+        registry::Cache,
+        shim,
+        stats::Stat,
+        topology::Topology,
+    };
+    use core::{
+        ptr::NonNull,
+        sync::atomic::{AtomicUsize, Ordering},
+    };
+    use kernel::{cpu::CpuId, error::code::*, prelude::*};
+
+    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
+        CacheArgs {
+            name,
+            size,
+            align: 0,
+            flags: 0,
+            ctor: None,
+        }
+    }
+
+    /// The node of the page holding `addr`.
+    fn node_of(addr: usize) -> u32 {
+        let page = shim::virt_to_page(addr as *const u8);
+        shim::page_to_nid(NonNull::new(page).expect("a page"))
+    }
+
+    /// Runs `f` in this test's task, moved to CPU `cpu` (so that KUnit sees the
+    /// assertions), then lets the task run anywhere again.
+    fn on(cpu: u32, f: impl FnOnce()) {
+        let id = CpuId::from_u32(cpu).expect("cpu");
+        shim::pin_current(Some(id)).expect("pin");
+        f();
+        shim::pin_current(None).expect("unpin");
+    }
+
+    /// Total slabs of the cache over all nodes.
+    fn slabs(c: &Cache) -> i64 {
+        (0..Topology::read().online_nodes)
+            .map(|n| c.node_counts(n).0)
+            .sum()
+    }
+
+    #[test]
+    fn objects_never_overlap_and_respect_alignment() -> Result {
+        let mut addrs: KVec<usize> = KVec::with_capacity(64, GFP_KERNEL)?;
+        for size in 1..=8192u32 {
+            let align = [0u32, 8, 32, 64][(size % 4) as usize];
+            let c = Cache::create(&CacheArgs {
+                align,
+                ..args(c"rslub_test_overlap", size)
+            })?;
+            let l = *c.layout();
+            // Two slabs and one more object, at most 64 objects.
+            let n = (2 * l.objects as usize + 1).min(64);
+            addrs.clear();
+            for i in 0..n {
+                let p = c.alloc(Gfp::KERNEL)?.as_ptr();
+                assert_eq!(p as usize % l.align as usize, 0);
+                // SAFETY: `p` is a fresh object of `size` bytes.
+                unsafe { core::ptr::write_bytes(p, i as u8, size as usize) };
+                addrs.push(p as usize, GFP_KERNEL)?;
+            }
+            for (i, &a) in addrs.iter().enumerate() {
+                // SAFETY: `a` is a live object of `size` bytes.
+                let bytes = unsafe { core::slice::from_raw_parts(a as *const u8, size as usize) };
+                assert!(bytes.iter().all(|&b| b == i as u8));
+            }
+            addrs.sort_unstable();
+            for w in addrs.windows(2) {
+                assert!(w[0] + size as usize <= w[1]);
+            }
+            for &a in addrs.iter() {
+                // SAFETY: allocated above from `c`, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            assert!(c.destroy().is_ok());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn every_object_of_a_full_slab_cycles() {
+        on(0, || {
+            let c = Cache::create(&args(c"rslub_test_cycle", 256)).expect("cache");
+            let n = c.layout().objects as usize;
+            let mut first: KVec<usize> = KVec::new();
+            for i in 0..n {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                // SAFETY: fresh object of 256 bytes.
+                unsafe { core::ptr::write_bytes(p, i as u8, 256) };
+                first.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            // All from one slab: the first slab of a fresh cache on this CPU.
+            // SAFETY: the addresses are live objects of `c`.
+            let slab0 = unsafe { mm::slab_of(first[0] as *const u8) };
+            for &a in first.iter() {
+                // SAFETY: as above.
+                assert_eq!(unsafe { mm::slab_of(a as *const u8) }, slab0);
+            }
+            assert_eq!(slabs(&c), 1);
+            for &a in first.iter() {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            let mut again: KVec<usize> = KVec::new();
+            for _ in 0..n {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                again.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            first.sort_unstable();
+            again.sort_unstable();
+            assert!(first == again);
+            assert_eq!(slabs(&c), 1);
+            for &a in again.iter() {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            let s = c.stats();
+            assert_eq!(
+                s.get(Stat::AllocFast) + s.get(Stat::AllocSlow),
+                2 * n as u64
+            );
+            assert_eq!(s.get(Stat::FreeFast), 2 * n as u64);
+            assert!(c.destroy().is_ok());
+        });
+    }
+
+    static CTOR_CALLS: AtomicUsize = AtomicUsize::new(0);
+    const MAGIC: u64 = 0x5a5a_1234_dead_beef;
+
+    unsafe extern "C" fn test_ctor(obj: *mut core::ffi::c_void) {
+        CTOR_CALLS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the constructor gets a fresh object of at least 24 bytes.
+        unsafe { obj.cast::<u64>().write(MAGIC) };
+    }
+
+    #[test]
+    fn constructor_runs_once_per_object_per_slab() {
+        on(0, || {
+            let ctor: Ctor = test_ctor;
+            let c = Cache::create(&CacheArgs {
+                ctor: Some(ctor),
+                ..args(c"rslub_test_ctor", 24)
+            })
+            .expect("cache");
+            let per_slab = c.layout().objects as usize;
+            let before = CTOR_CALLS.load(Ordering::Relaxed);
+            let mut objs: KVec<usize> = KVec::new();
+            for _ in 0..per_slab + 1 {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                // SAFETY: a constructed object of 24 bytes.
+                assert_eq!(unsafe { p.cast::<u64>().read() }, MAGIC);
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            // Two slabs: every object of each constructed once.
+            assert_eq!(CTOR_CALLS.load(Ordering::Relaxed) - before, 2 * per_slab);
+            for &a in objs.iter() {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            for &a in objs.iter() {
+                let _ = a;
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                // The free pointer lives after the object: the constructed value survives.
+                // SAFETY: a live object of 24 bytes.
+                assert_eq!(unsafe { p.cast::<u64>().read() }, MAGIC);
+                // SAFETY: just allocated.
+                unsafe { c.free(NonNull::new(p).expect("non-null")) };
+            }
+            assert_eq!(CTOR_CALLS.load(Ordering::Relaxed) - before, 2 * per_slab);
+            assert!(c.destroy().is_ok());
+        });
+    }
+
+    #[test]
+    fn frees_from_another_cpu() {
+        if kernel::cpu::nr_cpu_ids() < 2 {
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_xcpu", 128)).expect("cache");
+        let mut objs: KVec<usize> = KVec::new();
+        let n = 3 * c.layout().objects as usize + 7;
+        on(0, || {
+            for _ in 0..n {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+        });
+        let before = c.stats();
+        on(1, || {
+            for &a in objs.iter() {
+                // SAFETY: allocated above from `c`, freed once, on another CPU.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+        });
+        let d = c.stats().since(&before);
+        // CPU 1 had no active slab of this cache: every free went to a slab it does not
+        // own. The active slab of CPU 0 took some lock-free (frozen).
+        assert_eq!(d.get(Stat::FreeSlow), n as u64);
+        assert_eq!(d.get(Stat::FreeFast), 0);
+        assert!(d.get(Stat::FreeFrozen) > 0);
+        // CPU 0 takes the objects freed into its active slab back without a new slab.
+        on(0, || {
+            let before = c.stats();
+            let p = c.alloc(Gfp::KERNEL).expect("object");
+            let d = c.stats().since(&before);
+            assert_eq!(d.get(Stat::NewSlab), 0);
+            // SAFETY: just allocated.
+            unsafe { c.free(p) };
+        });
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn alloc_on_one_cpu_free_on_another_repeatedly() {
+        if kernel::cpu::nr_cpu_ids() < 2 {
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_pingpong", 64)).expect("cache");
+        for _round in 0..20 {
+            let mut objs: KVec<usize> = KVec::new();
+            on(0, || {
+                for _ in 0..500 {
+                    let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                    // SAFETY: fresh object of 64 bytes.
+                    unsafe { core::ptr::write_bytes(p, 0xa5, 64) };
+                    objs.push(p as usize, GFP_KERNEL).expect("memory");
+                }
+            });
+            on(1, || {
+                for &a in objs.iter() {
+                    // SAFETY: allocated on CPU 0, freed once here.
+                    unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+                }
+            });
+        }
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn alloc_node_gives_memory_of_that_node() {
+        let nodes = Topology::read().online_nodes;
+        let c = Cache::create(&args(c"rslub_test_node", 512)).expect("cache");
+        on(0, || {
+            for nid in 0..nodes as i32 {
+                let before = c.stats();
+                let mut objs: KVec<usize> = KVec::new();
+                for _ in 0..50 {
+                    let p = c.alloc_node(Gfp::KERNEL, nid).expect("object").as_ptr();
+                    assert_eq!(node_of(p as usize), nid as u32);
+                    objs.push(p as usize, GFP_KERNEL).expect("memory");
+                }
+                let d = c.stats().since(&before);
+                // After the first switch, the node's slab is the CPU's: fast path.
+                assert!(d.get(Stat::AllocFast) >= 40);
+                if nid > 0 {
+                    assert_eq!(d.get(Stat::NodeMismatch), 1);
+                }
+                for &a in objs.iter() {
+                    // SAFETY: allocated above, freed once.
+                    unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+                }
+            }
+        });
+        assert_eq!(
+            c.alloc_node(Gfp::KERNEL, nodes as i32 + 7).map(|_| ()),
+            Err(EINVAL)
+        );
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn remote_walk_tries_each_node_once_and_only_with_several_nodes() {
+        let nodes = Topology::read().online_nodes;
+        let c = Cache::create(&args(c"rslub_test_walk", 1024)).expect("cache");
+        // No partial slab anywhere: every refill that finds nothing locally walks the
+        // other nodes, and must look at each exactly once.
+        c.set_remote_node_defrag_ratio(1024);
+        let mut objs: KVec<usize> = KVec::new();
+        on(0, || {
+            for _ in 0..200 {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+        });
+        let s = c.stats();
+        if nodes == 1 {
+            assert_eq!(s.get(Stat::RemoteWalk), 0);
+            assert_eq!(s.get(Stat::RemoteNodesTried), 0);
+            assert_eq!(s.get(Stat::RefillRemotePartial), 0);
+            assert_eq!(s.get(Stat::NodesTried), s.get(Stat::GetPartial));
+        } else {
+            assert!(s.get(Stat::RemoteWalk) > 0);
+            assert_eq!(
+                s.get(Stat::RemoteNodesTried),
+                s.get(Stat::RemoteWalk) * u64::from(nodes - 1)
+            );
+            assert_eq!(
+                s.get(Stat::NodesTried),
+                s.get(Stat::GetPartial) + s.get(Stat::RemoteNodesTried)
+            );
+        }
+        for &a in objs.iter() {
+            // SAFETY: allocated above, freed once.
+            unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+        }
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn refill_from_a_remote_partial_slab() {
+        let topo = Topology::read();
+        if topo.online_nodes < 2 {
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_remote", 1024)).expect("cache");
+        c.set_min_partial(0);
+        c.set_remote_node_defrag_ratio(1024);
+        let far = (topo.online_nodes - 1) as i32;
+        let per_slab = c.layout().objects as usize;
+        on(0, || {
+            // Fill three slabs on the far node, then free one object of each: partial
+            // slabs on the far node only.
+            let mut objs: KVec<usize> = KVec::new();
+            for _ in 0..3 * per_slab {
+                let p = c.alloc_node(Gfp::KERNEL, far).expect("object").as_ptr();
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            // Deactivate CPU 0's (far) active slab by asking for the local node.
+            let local = c.alloc(Gfp::KERNEL).expect("object");
+            for i in 0..3 {
+                let a = objs[i * per_slab];
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            let (_, _, far_partial) = c.node_counts(far as u32);
+            assert!(far_partial >= 2);
+            // Use up the local slab; the next refill finds no local partial slab and
+            // takes one from the far node.
+            let before = c.stats();
+            let mut more: KVec<usize> = KVec::new();
+            while c.stats().since(&before).get(Stat::RefillRemotePartial) == 0
+                && more.len() < 4 * per_slab
+            {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                more.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            let d = c.stats().since(&before);
+            assert_eq!(d.get(Stat::RefillRemotePartial), 1);
+            // The object came from the far node's slab.
+            assert_eq!(node_of(*more.last().expect("one")), far as u32);
+            // SAFETY: allocated above.
+            unsafe { c.free(local) };
+            for &a in objs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % per_slab != 0)
+                .map(|(_, a)| a)
+            {
+                // SAFETY: allocated above, not freed yet.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            for &a in more.iter() {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+        });
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn empty_slabs_beyond_min_partial_go_back() {
+        on(0, || {
+            let c = Cache::create(&args(c"rslub_test_minpartial", 64)).expect("cache");
+            let min_partial = c.min_partial();
+            assert_eq!(min_partial, 5);
+            let per_slab = c.layout().objects as usize;
+            let mut objs: KVec<usize> = KVec::new();
+            for _ in 0..12 * per_slab {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            assert_eq!(slabs(&c), 12);
+            for &a in objs.iter() {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
+            // The node keeps min_partial empty slabs, plus the CPU's active slab.
+            assert_eq!(slabs(&c), i64::from(min_partial) + 1);
+            let s = c.stats();
+            assert_eq!(s.get(Stat::NewSlab), 12);
+            assert_eq!(s.get(Stat::SlabFreed), 12 - u64::from(min_partial) - 1);
+            // Shrinking gives the rest back: the page count is where it started.
+            c.shrink();
+            assert_eq!(slabs(&c), 0);
+            assert_eq!(c.stats().get(Stat::SlabFreed), 12);
+            assert!(c.destroy().is_ok());
+        });
+    }
+
+    #[test]
+    fn bulk_alloc_and_free() -> Result {
+        let c = Cache::create(&args(c"rslub_test_bulk", 96))?;
+        let mut v = KVec::from_elem(core::ptr::null_mut::<u8>(), 300, GFP_KERNEL)?;
+        c.alloc_bulk(Gfp::KERNEL, &mut v)?;
+        let mut addrs: KVec<usize> = KVec::with_capacity(300, GFP_KERNEL)?;
+        for &p in v.iter() {
+            assert!(!p.is_null());
+            addrs.push(p as usize, GFP_KERNEL)?;
+        }
+        addrs.sort_unstable();
+        for w in addrs.windows(2) {
+            assert!(w[0] + 96 <= w[1]);
+        }
+        // SAFETY: all allocated above, freed once.
+        unsafe { c.free_bulk(&v) };
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn invalid_arguments_create_nothing() {
+        let bad = |name: &CStr, size: u32, align: u32, flags: u32| {
+            Cache::create(&CacheArgs {
+                align,
+                flags,
+                ..args(name, size)
+            })
+            .map(|_| ())
+        };
+        assert_eq!(bad(c"rslub_test_bad", 0, 0, 0), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 3, 0), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", (4096 << 10) + 1, 0, 0), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 9), Err(EINVAL));
+        assert_eq!(bad(c"", 64, 0, 0), Err(EINVAL));
+        let first = Cache::create(&args(c"rslub_test_dup", 64)).expect("cache");
+        assert_eq!(bad(c"rslub_test_dup", 32, 0, 0), Err(EEXIST));
+        assert!(first.destroy().is_ok());
+        // The failures left nothing behind: the names are free.
+        let again = Cache::create(&args(c"rslub_test_bad", 64)).expect("cache");
+        let dup = Cache::create(&args(c"rslub_test_dup", 64)).expect("cache");
+        assert!(again.destroy().is_ok());
+        assert!(dup.destroy().is_ok());
+        let hw = Cache::create(&CacheArgs {
+            flags: HWCACHE_ALIGN,
+            ..args(c"rslub_test_hw", 40)
+        })
+        .expect("cache");
+        let p = hw.alloc(Gfp::KERNEL).expect("object");
+        assert_eq!(p.as_ptr() as usize % 64, 0);
+        // SAFETY: just allocated.
+        unsafe { hw.free(p) };
+        assert!(hw.destroy().is_ok());
+    }
+
+    #[test]
+    fn destroy_with_live_objects_reports_and_keeps_them() {
+        let c = Cache::create(&args(c"rslub_test_leak", 128)).expect("cache");
+        let a = c.alloc(Gfp::KERNEL).expect("object");
+        let b = c.alloc(Gfp::KERNEL).expect("object");
+        let d = c.alloc(Gfp::KERNEL).expect("object");
+        // SAFETY: just allocated.
+        unsafe { c.free(b) };
+        let r = c.destroy();
+        assert_eq!(r.map_err(|l| l.0), Err(2));
+        // The memory under the live objects is still there.
+        // SAFETY: `a` and `d` are still allocated; their slab was kept.
+        unsafe {
+            a.as_ptr().write_bytes(0x11, 128);
+            d.as_ptr().write_bytes(0x22, 128);
+        }
+        // The name is free again.
+        let c2 = Cache::create(&args(c"rslub_test_leak", 128)).expect("cache");
+        assert!(c2.destroy().is_ok());
+    }
+
+    #[test]
+    fn fast_paths_are_taken_and_counted() {
+        on(0, || {
+            let c = Cache::create(&args(c"rslub_test_fast", 64)).expect("cache");
+            let p = c.alloc(Gfp::KERNEL).expect("object");
+            // SAFETY: just allocated.
+            unsafe { c.free(p) };
+            let before = c.stats();
+            for _ in 0..100 {
+                let p = c.alloc(Gfp::KERNEL).expect("object");
+                // SAFETY: just allocated.
+                unsafe { c.free(p) };
+            }
+            let d = c.stats().since(&before);
+            assert_eq!(d.get(Stat::AllocFast), 100);
+            assert_eq!(d.get(Stat::FreeFast), 100);
+            assert_eq!(d.get(Stat::AllocSlow), 0);
+            assert_eq!(d.get(Stat::FreeSlow), 0);
+            assert!(c.destroy().is_ok());
+        });
+        let _ = NO_NODE;
+    }
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_layout`: object stride, alignment, free pointer placement, slab
+//! order, objects per slab, waste and `min_partial`, against values worked out by hand
+//! and against a direct reading of the order rule.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_layout)]
+mod tests {
+    use crate::layout::{
+        min_partial_for, Layout, OrderRules, HWCACHE_ALIGN, MAX_PAGE_ORDER, PAGE_SIZE,
+    };
+
+    const DEFAULT_RULES: OrderRules = OrderRules {
+        min_order: 0,
+        max_order: 3,
+        // 4 CPUs: 4 * (fls(4) + 1).
+        min_objects: 16,
+    };
+
+    fn layout(size: u32, rules: OrderRules) -> Layout {
+        Layout::new(size, 0, 0, false, 64, rules).expect("valid layout")
+    }
+
+    /// The rule of the issue, read literally: min_objects capped by what fits in
+    /// max_order; the smallest order from max(min_order, order of min_objects * size) to
+    /// max_order whose leftover is at most 1/16, then 1/8, 1/4, 1/2 of the slab; else the
+    /// order of one object.
+    fn reference_order(size: u32, r: OrderRules) -> u32 {
+        let bytes = |order: u32| PAGE_SIZE << order;
+        let order_of = |n: u64| {
+            let mut o = 0;
+            while u64::from(bytes(o)) < n {
+                o += 1;
+            }
+            o
+        };
+        let fit_at_max = (bytes(r.max_order) / size).max(1);
+        let min_objects = r.min_objects.min(fit_at_max);
+        let lowest = r
+            .min_order
+            .max(order_of(u64::from(min_objects) * u64::from(size)));
+        for fraction in [16, 8, 4, 2] {
+            for order in lowest..=r.max_order {
+                if bytes(order) % size <= bytes(order) / fraction {
+                    return order;
+                }
+            }
+        }
+        order_of(u64::from(size))
+    }
+
+    #[test]
+    fn hand_computed_table() {
+        // (size, rules, stride, order, objects, waste), worked out by hand.
+        let seed001_small = OrderRules {
+            min_order: 0,
+            max_order: 1,
+            min_objects: 4,
+        };
+        let seed001_big = OrderRules {
+            min_order: 0,
+            max_order: 3,
+            min_objects: 16,
+        };
+        let min_order_2 = OrderRules {
+            min_order: 2,
+            max_order: 3,
+            min_objects: 16,
+        };
+        let table: [(u32, OrderRules, u32, u32, u32, u32); 11] = [
+            (8, DEFAULT_RULES, 8, 0, 512, 0),
+            (1, DEFAULT_RULES, 8, 0, 512, 0),
+            (64, DEFAULT_RULES, 64, 0, 64, 0),
+            (192, DEFAULT_RULES, 192, 0, 21, 64),
+            (700, DEFAULT_RULES, 704, 2, 23, 192),
+            (1024, DEFAULT_RULES, 1024, 2, 16, 0),
+            (4096, DEFAULT_RULES, 4096, 3, 8, 0),
+            (65536, DEFAULT_RULES, 65536, 4, 1, 0),
+            (512, seed001_small, 512, 0, 8, 0),
+            (512, seed001_big, 512, 1, 16, 0),
+            (64, min_order_2, 64, 2, 256, 0),
+        ];
+        for (size, rules, stride, order, objects, waste) in table {
+            let l = layout(size, rules);
+            assert_eq!(
+                (size, l.size, l.order, l.objects, l.waste()),
+                (size, stride, order, objects, waste)
+            );
+        }
+    }
+
+    #[test]
+    fn order_matches_the_rule_for_many_sizes_and_parameters() {
+        let rule_sets = [
+            DEFAULT_RULES,
+            OrderRules {
+                min_order: 0,
+                max_order: 1,
+                min_objects: 4,
+            },
+            OrderRules {
+                min_order: 1,
+                max_order: 3,
+                min_objects: 32,
+            },
+            OrderRules {
+                min_order: 0,
+                max_order: 0,
+                min_objects: 8,
+            },
+            OrderRules {
+                min_order: 0,
+                max_order: 5,
+                min_objects: 12,
+            },
+        ];
+        for rules in rule_sets {
+            let mut size = 8;
+            while size <= 16384 {
+                let l = layout(size, rules);
+                assert_eq!((size, l.order), (size, reference_order(size, rules)));
+                assert_eq!(l.objects, (PAGE_SIZE << l.order) / size);
+                size += 8;
+            }
+        }
+    }
+
+    #[test]
+    fn stride_alignment_and_free_pointer() {
+        for size in 1..=8192u32 {
+            for align in [0u32, 8, 16, 64, 256] {
+                let l = Layout::new(size, align, 0, false, 64, DEFAULT_RULES).expect("valid");
+                assert!(l.size >= size);
+                assert_eq!(l.size % 8, 0);
+                assert_eq!(l.size % align.max(8), 0);
+                assert_eq!(l.align % align.max(8), 0);
+                assert_eq!(l.free_offset % 8, 0);
+                assert!(l.free_offset + 8 <= l.size);
+                assert!(l.free_offset <= size / 2);
+            }
+        }
+    }
+
+    #[test]
+    fn constructor_moves_free_pointer_out_of_the_object() {
+        let l = Layout::new(24, 0, 0, true, 64, DEFAULT_RULES).expect("valid");
+        assert_eq!((l.free_offset, l.size), (24, 32));
+        let l = Layout::new(20, 0, 0, true, 64, DEFAULT_RULES).expect("valid");
+        assert_eq!((l.free_offset, l.size), (24, 32));
+    }
+
+    #[test]
+    fn hardware_cacheline_alignment() {
+        // The cache line, halved while the object fits twice: 20 bytes -> 32.
+        let l = Layout::new(20, 0, HWCACHE_ALIGN, false, 64, DEFAULT_RULES).expect("valid");
+        assert_eq!((l.align, l.size), (32, 32));
+        let l = Layout::new(40, 0, HWCACHE_ALIGN, false, 64, DEFAULT_RULES).expect("valid");
+        assert_eq!((l.align, l.size), (64, 64));
+        let l = Layout::new(8, 0, HWCACHE_ALIGN, false, 64, DEFAULT_RULES).expect("valid");
+        assert_eq!((l.align, l.size), (8, 8));
+    }
+
+    #[test]
+    fn invalid_arguments_are_refused() {
+        let bad = |size, align, flags| Layout::new(size, align, flags, false, 64, DEFAULT_RULES);
+        assert!(bad(0, 0, 0).is_err());
+        assert!(bad(64, 3, 0).is_err());
+        assert!(bad(64, 24, 0).is_err());
+        assert!(bad(64, PAGE_SIZE * 2, 0).is_err());
+        assert!(bad(64, 0, 1 << 7).is_err());
+        assert!(bad((PAGE_SIZE << MAX_PAGE_ORDER) + 1, 0, 0).is_err());
+        // The largest size the page allocator can give: one object of order MAX_PAGE_ORDER.
+        let l = bad(PAGE_SIZE << MAX_PAGE_ORDER, 0, 0).expect("largest size");
+        assert_eq!((l.order, l.objects), (MAX_PAGE_ORDER, 1));
+    }
+
+    #[test]
+    fn min_partial_from_object_size() {
+        for (size, want) in [(8u32, 5u32), (64, 5), (1024, 5), (4096, 6), (65536, 8)] {
+            assert_eq!((size, min_partial_for(size)), (size, want));
+            assert_eq!(layout(size, DEFAULT_RULES).min_partial(None), want);
+        }
+        assert_eq!(min_partial_for(1 << 22), 10);
+        assert_eq!(layout(64, DEFAULT_RULES).min_partial(Some(7)), 7);
+    }
+}
