@@ -10,12 +10,13 @@
 #   make modules build rslub.ko and rslub_kunit.ko only
 #
 # Variables: VARIANT=default|debug  CPUS=4  NODES=2  PARAMS=  APPEND=  ACCEL=auto|kvm|tcg
+#            STRESS=3 (seconds of the all-CPU stress suite)
 #            KDIR= (a built Rust-enabled tree)  KSRC= (a source tree)  RSLUB_CACHE=
 #
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE
+export VARIANT CPUS NODES PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
 
 .PHONY: all setup kernel modules test run shell check clean
 all: modules

@@ -527,7 +527,7 @@ impl CacheCore {
         let g = Geometry {
             size: l.size,
             free_offset: l.free_offset,
-            objects: layout::order_objects(order, l.size),
+            objects: layout::order_objects(order, l.stride()),
         };
         let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
         let mut slab = KBox::new(slab, gfp.kernel_flags())?;

@@ -13,23 +13,20 @@ use kernel::{
 
 /// A `gfp_t` mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Gfp(u32);
+pub(crate) struct Gfp(u32);
 
 impl Gfp {
     /// `GFP_KERNEL`: may sleep.
-    pub const KERNEL: Gfp = Gfp(bindings::GFP_KERNEL);
-    /// `GFP_ATOMIC`: never sleeps, may use reserves.
-    pub const ATOMIC: Gfp = Gfp(bindings::GFP_ATOMIC);
-    /// `GFP_NOWAIT`: never sleeps.
-    pub const NOWAIT: Gfp = Gfp(bindings::GFP_NOWAIT);
+    #[cfg_attr(not(rslub_kunit), expect(dead_code))]
+    pub(crate) const KERNEL: Gfp = Gfp(bindings::GFP_KERNEL);
 
     /// A mask from C.
-    pub const fn from_raw(raw: u32) -> Self {
+    pub(crate) const fn from_raw(raw: u32) -> Self {
         Self(raw)
     }
 
     /// The raw mask.
-    pub const fn raw(self) -> u32 {
+    pub(crate) const fn raw(self) -> u32 {
         self.0
     }
 

@@ -5,6 +5,7 @@
 //! Pure arithmetic, as SLUB's `calculate_sizes()` and `calculate_order()` do it, so the
 //! KUnit suites can check it for any size and parameters without allocating anything.
 
+use core::num::NonZeroU32;
 use kernel::error::{code::EINVAL, Result};
 
 /// Size of a free pointer, and the smallest alignment of an object.
@@ -33,7 +34,7 @@ pub(crate) fn slab_bytes(order: u32) -> u32 {
 }
 
 /// Objects of `size` bytes that fit in a slab of `order` (`order_objects()`).
-pub(crate) fn order_objects(order: u32, size: u32) -> u32 {
+pub(crate) fn order_objects(order: u32, size: NonZeroU32) -> u32 {
     slab_bytes(order) / size
 }
 
@@ -49,12 +50,12 @@ pub(crate) struct OrderRules {
 }
 
 /// The smallest order in `min_order..=max_order` whose leftover is at most
-/// `1/fract_leftover` of the slab, or `max_order + 1` if none (`calc_slab_order()`).
-fn calc_slab_order(size: u32, min_order: u32, max_order: u32, fract_leftover: u32) -> u32 {
+/// `1/2^fract_shift` of the slab, or `max_order + 1` if none (`calc_slab_order()`).
+fn calc_slab_order(size: NonZeroU32, min_order: u32, max_order: u32, fract_shift: u32) -> u32 {
     let mut order = min_order;
     while order <= max_order {
         let bytes = slab_bytes(order);
-        if bytes % size <= bytes / fract_leftover {
+        if bytes % size <= bytes >> fract_shift {
             break;
         }
         order += 1;
@@ -68,25 +69,24 @@ fn calc_slab_order(size: u32, min_order: u32, max_order: u32, fract_leftover: u3
 /// 2. the smallest order in `[max(min_order, order of min_objects * size), max_order]`
 ///    whose leftover is at most 1/16 of the slab, then 1/8, 1/4, 1/2;
 /// 3. else the order of one object, if the page allocator can give it.
-pub(crate) fn calculate_order(size: u32, rules: OrderRules) -> Result<u32> {
+pub(crate) fn calculate_order(size: NonZeroU32, rules: OrderRules) -> Result<u32> {
     let max_objects = order_objects(rules.max_order, size).max(1);
     let min_objects = rules.min_objects.min(max_objects);
     let min_order = rules
         .min_order
-        .max(get_order(u64::from(min_objects) * u64::from(size)));
+        .max(get_order(u64::from(min_objects) * u64::from(size.get())));
     if order_objects(min_order, size) > MAX_OBJS_PER_SLAB {
         // Tiny objects: the count would overflow; take the largest order that does not.
-        return Ok(get_order(u64::from(size) * u64::from(MAX_OBJS_PER_SLAB)) - 1);
+        return Ok(get_order(u64::from(size.get()) * u64::from(MAX_OBJS_PER_SLAB)) - 1);
     }
-    let mut fraction = 16;
-    while fraction > 1 {
-        let order = calc_slab_order(size, min_order, rules.max_order, fraction);
+    // Leftover at most 1/16, 1/8, 1/4, then 1/2 of the slab.
+    for fract_shift in [4, 3, 2, 1] {
+        let order = calc_slab_order(size, min_order, rules.max_order, fract_shift);
         if order <= rules.max_order {
             return Ok(order);
         }
-        fraction /= 2;
     }
-    let order = get_order(u64::from(size));
+    let order = get_order(u64::from(size.get()));
     if order <= MAX_PAGE_ORDER {
         Ok(order)
     } else {
@@ -154,8 +154,9 @@ impl Layout {
         if u64::from(size) > u64::from(slab_bytes(MAX_PAGE_ORDER)) {
             return Err(EINVAL);
         }
-        let order = calculate_order(size, rules)?;
-        let objects = order_objects(order, size);
+        let stride = NonZeroU32::new(size).ok_or(EINVAL)?;
+        let order = calculate_order(stride, rules)?;
+        let objects = order_objects(order, stride);
         if objects == 0 || objects > MAX_OBJS_PER_SLAB {
             return Err(EINVAL);
         }
@@ -171,6 +172,11 @@ impl Layout {
             order,
             objects,
         })
+    }
+
+    /// The stride, non-zero by the type invariant.
+    pub(crate) fn stride(&self) -> NonZeroU32 {
+        NonZeroU32::new(self.size).unwrap_or(NonZeroU32::MIN)
     }
 
     /// Bytes left unused at the end of each slab.

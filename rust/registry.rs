@@ -1,65 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The live caches, under one mutex: unique names, the module parameters caches are
-//! created with, and the list that statistics and tunables walk.
+//! created with, and each cache's debugfs files.
 
 use crate::{
     cache::{CacheArgs, CacheCore, LiveObjects},
+    debugfs::CacheFiles,
     params::Params,
 };
-use core::{ops::Deref, pin::Pin, ptr::NonNull};
+use core::{mem::ManuallyDrop, ops::Deref, pin::Pin, ptr::NonNull};
 use kernel::{
+    debugfs::Dir,
     error::code::{EEXIST, EINVAL},
     prelude::*,
 };
 
-/// A registered cache.
-struct Entry(NonNull<CacheCore>);
+/// A registered cache and its debugfs files.
+struct Entry {
+    core: NonNull<CacheCore>,
+    _files: Pin<KBox<CacheFiles>>,
+}
 
-// SAFETY: `CacheCore` is `Sync` (all shared state is per-cpu, atomic or locked); the
-// entry only lets the holder of the registry lock look at it.
+// SAFETY: `CacheCore` is `Sync` (all shared state is per-cpu, atomic or locked); the entry
+// only lets the holder of the registry lock look at it; the files are `Send`.
 unsafe impl Send for Entry {}
 
 /// What the registry lock protects.
 pub(crate) struct Registry {
     params: Option<Params>,
+    root: Option<Dir>,
     caches: KVec<Entry>,
 }
 
 kernel::sync::global_lock! {
     // SAFETY: `init()` initialises it in the module initialiser before any other use.
-    unsafe(uninit) static REGISTRY: Mutex<Registry> = Registry { params: None, caches: KVec::new() };
+    unsafe(uninit) static REGISTRY: Mutex<Registry> = Registry {
+        params: None,
+        root: None,
+        caches: KVec::new(),
+    };
 }
 
-/// Initialises the registry with the module's parameters.
+/// Initialises the registry with the module's parameters and its debugfs directory.
 ///
 /// # Safety
 ///
 /// Must be called exactly once, in the module initialiser, before any other function of
 /// this module.
-pub(crate) unsafe fn init(params: Params) {
+pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) {
     // SAFETY: Called once, before any use (caller).
     unsafe { REGISTRY.init() };
-    REGISTRY.lock().params = Some(params);
+    let mut reg = REGISTRY.lock();
+    reg.params = Some(params);
+    reg.root = Some(Dir::new(debugfs_name));
 }
 
-/// Calls `f` on every live cache, under the registry lock.
-pub(crate) fn for_each(mut f: impl FnMut(&CacheCore)) {
-    let reg = REGISTRY.lock();
-    for e in reg.caches.iter() {
-        // SAFETY: Entries are removed (under this lock) before their cache is destroyed.
-        f(unsafe { e.0.as_ref() });
+/// Removes the debugfs files; called when the module goes away. A cache its creator never
+/// destroyed is reported and left as it is (its memory may still be in use).
+pub(crate) fn exit() {
+    let mut reg = REGISTRY.lock();
+    for e in reg.caches.drain_all() {
+        // SAFETY: Registered caches are live while the lock is held.
+        let name = unsafe { e.core.as_ref() }.name();
+        pr_warn!("cache {name} was never destroyed; leaving it in place\n");
     }
+    reg.root = None;
 }
 
-/// A cache; destroyed when dropped.
+/// A cache; destroyed when dropped. Dereferences to the cache itself.
 ///
 /// # Invariants
 ///
-/// `core` is registered from creation until [`Cache::destroy`] (or drop) unregisters it.
+/// `core` comes from a pinned `KBox` owned by this value, and is registered until
+/// [`Cache::destroy`] (or drop) unregisters it.
 pub(crate) struct Cache {
-    core: Option<Pin<KBox<CacheCore>>>,
+    core: NonNull<CacheCore>,
 }
+
+// SAFETY: A `Cache` owns its `CacheCore`, which is `Send + Sync`.
+unsafe impl Send for Cache {}
+// SAFETY: As above.
+unsafe impl Sync for Cache {}
 
 impl Cache {
     /// Creates a cache: a unique, non-empty name, an object size, an alignment (0 or a
@@ -71,62 +92,107 @@ impl Cache {
         let params = reg.params.ok_or(EINVAL)?;
         for e in reg.caches.iter() {
             // SAFETY: Registered caches are live while the lock is held.
-            if unsafe { e.0.as_ref() }.name() == args.name {
+            if unsafe { e.core.as_ref() }.name() == args.name {
                 return Err(EEXIST);
             }
         }
         reg.caches.reserve(1, GFP_KERNEL)?;
+        let root = reg.root.as_ref().ok_or(EINVAL)?;
         let core = CacheCore::new(args, &params)?;
-        let ptr = NonNull::from(&*core);
-        reg.caches.push(Entry(ptr), GFP_KERNEL)?;
-        // INVARIANT: registered just above.
-        Ok(Self { core: Some(core) })
+        // SAFETY: The box is never moved out of: `teardown` rebuilds it only to drop it
+        // (or leaks it for good).
+        let core = NonNull::from(KBox::leak(unsafe { Pin::into_inner_unchecked(core) }));
+        // SAFETY: `core` stays live until `teardown`, which drops the files first.
+        let files = match unsafe { CacheFiles::new(root, core) } {
+            Ok(files) => files,
+            Err(e) => {
+                // SAFETY: `core` came from `KBox::leak` above and was never shared.
+                drop(unsafe { KBox::from_raw(core.as_ptr()) });
+                return Err(e);
+            }
+        };
+        // Cannot fail: room was reserved above.
+        reg.caches.push(
+            Entry {
+                core,
+                _files: files,
+            },
+            GFP_KERNEL,
+        )?;
+        // INVARIANT: owned and registered just above.
+        Ok(Self { core })
+    }
+
+    /// Gives up ownership, for the C API: the pointer stays valid until
+    /// [`Cache::from_raw`] takes it back.
+    pub(crate) fn into_raw(self) -> NonNull<CacheCore> {
+        ManuallyDrop::new(self).core
+    }
+
+    /// Takes back a cache given up with [`Cache::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `core` must come from [`Cache::into_raw`] and not have been taken back yet.
+    pub(crate) unsafe fn from_raw(core: NonNull<CacheCore>) -> Self {
+        // INVARIANT: the caller hands back the ownership `into_raw` gave up.
+        Self { core }
     }
 
     /// Destroys the cache: every page goes back to the page allocator. If objects are
     /// still allocated, says so with the cache name and the count, and keeps the cache
     /// and those slabs (memory under a live object is never freed).
-    pub(crate) fn destroy(mut self) -> Result<(), LiveObjects> {
-        self.teardown()
+    pub(crate) fn destroy(self) -> Result<(), LiveObjects> {
+        let core = ManuallyDrop::new(self).core;
+        // SAFETY: `core` is owned by the consumed `Cache`.
+        unsafe { teardown(core) }
     }
+}
 
-    fn teardown(&mut self) -> Result<(), LiveObjects> {
-        let Some(core) = self.core.take() else {
-            return Ok(());
-        };
-        {
-            let mut reg = REGISTRY.lock();
-            let me = NonNull::from(&*core);
-            reg.caches.retain(|e| e.0 != me);
-        }
-        // SAFETY: The owner is destroying the cache: nothing allocates from it any more.
-        let live = unsafe { core.shutdown() };
-        if live.0 == 0 {
-            return Ok(());
-        }
-        pr_err!(
-            "cache {}: destroyed with {} objects still allocated; keeping their slabs\n",
-            core.name(),
-            live.0
-        );
-        // The live objects' slabs point at the cache: keep it, forever.
-        // SAFETY: The cache is leaked, so it is never moved or freed.
-        let _ = KBox::leak(unsafe { Pin::into_inner_unchecked(core) });
-        Err(live)
+/// Unregisters and destroys a cache (see [`Cache::destroy`]).
+///
+/// # Safety
+///
+/// The caller owns `core` (from a `Cache`) and gives it up.
+unsafe fn teardown(core: NonNull<CacheCore>) -> Result<(), LiveObjects> {
+    let entry = {
+        let mut reg = REGISTRY.lock();
+        let i = reg.caches.iter().position(|e| e.core == core);
+        i.and_then(|i| reg.caches.remove(i).ok())
+    };
+    // The files go first: removing them waits for readers.
+    drop(entry);
+    // SAFETY: The cache is owned by the caller and nothing allocates from it any more.
+    let c = unsafe { core.as_ref() };
+    // SAFETY: As above.
+    let live = unsafe { c.shutdown() };
+    if live.0 == 0 {
+        // SAFETY: `core` came from `KBox::leak` in `Cache::create`; nothing refers to it.
+        drop(unsafe { KBox::from_raw(core.as_ptr()) });
+        return Ok(());
     }
+    pr_err!(
+        "cache {}: destroyed with {} objects still allocated; keeping them and their slabs\n",
+        c.name(),
+        live.0
+    );
+    // The live objects' slabs point at the cache: it stays, leaked.
+    Err(live)
 }
 
 impl Deref for Cache {
     type Target = CacheCore;
 
+    #[inline(always)]
     fn deref(&self) -> &CacheCore {
-        // By the type invariant `core` is present until `destroy` consumes `self`.
-        self.core.as_deref().unwrap_or_else(|| unreachable!())
+        // SAFETY: By the type invariant `core` is live while `self` is.
+        unsafe { self.core.as_ref() }
     }
 }
 
 impl Drop for Cache {
     fn drop(&mut self) {
-        let _ = self.teardown();
+        // SAFETY: `self` owns `core` and is going away.
+        let _ = unsafe { teardown(self.core) };
     }
 }

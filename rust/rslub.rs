@@ -63,8 +63,10 @@
 
 use kernel::prelude::*;
 
+mod api;
 mod arch;
 mod cache;
+mod debugfs;
 mod gfp;
 mod layout;
 mod mm;
@@ -123,7 +125,7 @@ impl kernel::Module for Rslub {
         }
         let topo = topology::Topology::read();
         // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params) };
+        unsafe { registry::init(params, c"rslub") };
         pr_info!("loaded: {}\n", params.effective(topo.scaling_cpus()));
         pr_info!(
             "machine: {} CPUs ({} possible), {} NUMA nodes online\n",
@@ -132,5 +134,11 @@ impl kernel::Module for Rslub {
             topo.online_nodes,
         );
         Ok(Self)
+    }
+}
+
+impl Drop for Rslub {
+    fn drop(&mut self) {
+        registry::exit();
     }
 }

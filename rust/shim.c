@@ -9,7 +9,6 @@
 #include <linux/irqflags.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
-#include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/topology.h>
 
@@ -40,11 +39,6 @@ int rslub_numa_mem_id(void)
 	return numa_mem_id();
 }
 
-int rslub_cpu_to_mem(int cpu)
-{
-	return cpu_to_mem(cpu);
-}
-
 unsigned int rslub_cache_line_size(void)
 {
 	return cache_line_size();
@@ -60,11 +54,6 @@ int rslub_page_to_nid(const struct page *page)
 	return page_to_nid(page);
 }
 
-struct page *rslub_virt_to_page(const void *addr)
-{
-	return virt_to_page(addr);
-}
-
 unsigned long rslub_irq_save(void)
 {
 	unsigned long flags;
@@ -76,13 +65,6 @@ unsigned long rslub_irq_save(void)
 void rslub_irq_restore(unsigned long flags)
 {
 	local_irq_restore(flags);
-}
-
-int rslub_pin_current(int cpu)
-{
-	if (cpu < 0)
-		return set_cpus_allowed_ptr(current, cpu_possible_mask);
-	return set_cpus_allowed_ptr(current, cpumask_of(cpu));
 }
 
 void rslub_on_each_cpu(void (*fn)(void *), void *arg)

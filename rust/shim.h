@@ -15,14 +15,11 @@ unsigned int rslub_num_online_nodes(void);
 bool rslub_cpu_possible(int cpu);
 bool rslub_node_online(int node);
 int rslub_numa_mem_id(void);
-int rslub_cpu_to_mem(int cpu);
 unsigned int rslub_cache_line_size(void);
 void *rslub_page_address(struct page *page);
 int rslub_page_to_nid(const struct page *page);
-struct page *rslub_virt_to_page(const void *addr);
 unsigned long rslub_irq_save(void);
 void rslub_irq_restore(unsigned long flags);
-int rslub_pin_current(int cpu);
 void rslub_on_each_cpu(void (*fn)(void *), void *arg);
 
 #endif /* RSLUB_SHIM_H */

@@ -12,7 +12,6 @@ use kernel::bindings;
 
 mod ffi {
     use core::ffi::c_void;
-    use kernel::bindings;
 
     extern "C" {
         pub(super) fn rslub_num_present_cpus() -> u32;
@@ -20,14 +19,11 @@ mod ffi {
         pub(super) fn rslub_cpu_possible(cpu: i32) -> bool;
         pub(super) fn rslub_node_online(node: i32) -> bool;
         pub(super) fn rslub_numa_mem_id() -> i32;
-        pub(super) fn rslub_cpu_to_mem(cpu: i32) -> i32;
         pub(super) fn rslub_cache_line_size() -> u32;
-        pub(super) fn rslub_page_address(page: *mut bindings::page) -> *mut c_void;
-        pub(super) fn rslub_page_to_nid(page: *const bindings::page) -> i32;
-        pub(super) fn rslub_virt_to_page(addr: *const c_void) -> *mut bindings::page;
+        pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
+        pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_irq_save() -> usize;
         pub(super) fn rslub_irq_restore(flags: usize);
-        pub(super) fn rslub_pin_current(cpu: i32) -> i32;
         pub(super) fn rslub_on_each_cpu(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void);
     }
 }
@@ -62,12 +58,6 @@ pub(crate) fn numa_mem_id() -> i32 {
     unsafe { ffi::rslub_numa_mem_id() }
 }
 
-/// The nearest node with memory to `cpu` (`cpu_to_mem()`).
-pub(crate) fn cpu_to_mem(cpu: kernel::cpu::CpuId) -> i32 {
-    // SAFETY: `CpuId` is a valid CPU number by its type invariant.
-    unsafe { ffi::rslub_cpu_to_mem(cpu.as_u32() as i32) }
-}
-
 /// The hardware cache line size (`cache_line_size()`).
 pub(crate) fn cache_line_size() -> u32 {
     // SAFETY: Reads boot CPU data; no precondition.
@@ -78,22 +68,14 @@ pub(crate) fn cache_line_size() -> u32 {
 pub(crate) fn page_address(page: NonNull<bindings::page>) -> NonNull<u8> {
     // SAFETY: `page` is a valid `struct page`; on x86-64 every page is in the direct map,
     // so the address is never null.
-    unsafe { NonNull::new_unchecked(ffi::rslub_page_address(page.as_ptr()).cast()) }
+    unsafe { NonNull::new_unchecked(ffi::rslub_page_address(page.as_ptr().cast()).cast()) }
 }
 
 /// NUMA node of `page` (`page_to_nid()`).
 pub(crate) fn page_to_nid(page: NonNull<bindings::page>) -> u32 {
     // SAFETY: `page` is a valid `struct page`.
-    let nid = unsafe { ffi::rslub_page_to_nid(page.as_ptr()) };
+    let nid = unsafe { ffi::rslub_page_to_nid(page.as_ptr().cast()) };
     nid.unsigned_abs()
-}
-
-/// `struct page` of a direct-map address (`virt_to_page()`), for checking
-/// [`crate::mm::slab_of`] against the kernel's own arithmetic.
-#[cfg_attr(not(rslub_kunit), expect(dead_code))]
-pub(crate) fn virt_to_page(addr: *const u8) -> *mut bindings::page {
-    // SAFETY: `virt_to_page()` is arithmetic; it does not dereference `addr`.
-    unsafe { ffi::rslub_virt_to_page(addr.cast()) }
 }
 
 /// Interrupts disabled on the current CPU, restored on drop (`local_irq_save()`).
@@ -122,15 +104,6 @@ impl Drop for IrqDisabled {
         // and with interrupts off the task cannot migrate).
         unsafe { ffi::rslub_irq_restore(self.flags) };
     }
-}
-
-/// Moves the current task to `cpu` and keeps it there (`set_cpus_allowed_ptr()`), or,
-/// with `None`, lets it run anywhere again. May sleep.
-#[cfg_attr(not(rslub_kunit), expect(dead_code))]
-pub(crate) fn pin_current(cpu: Option<kernel::cpu::CpuId>) -> kernel::error::Result {
-    let c = cpu.map_or(-1, |c| c.as_u32() as i32);
-    // SAFETY: `set_cpus_allowed_ptr()` on the current task with a valid mask.
-    kernel::error::to_result(unsafe { ffi::rslub_pin_current(c) })
 }
 
 /// Runs `f` on every online CPU, in interrupt context with interrupts off, and waits for

@@ -155,11 +155,6 @@ impl Slab {
         this.pages.set_owner(me);
     }
 
-    /// Start address of the slab's memory.
-    pub(crate) fn base(&self) -> *mut u8 {
-        self.pages.addr().as_ptr()
-    }
-
     /// Reads the state unit (two loads; [`Slab::update`] validates them together).
     pub(crate) fn state(&self) -> State {
         State {

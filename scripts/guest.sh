@@ -3,8 +3,9 @@
 #
 # Runs inside the test guest (started by scripts/vm.sh), as root.
 #
-#   guest.sh test RUNDIR MODDIR         load checks (as KTAP suite rslub_load), then the
-#                                       KUnit module; results go to RUNDIR/ktap/<suite>
+#   guest.sh test RUNDIR MODDIR KPARAMS load checks (as KTAP suite rslub_load), then the
+#                                       KUnit module with KPARAMS; results go to
+#                                       RUNDIR/ktap/<suite>
 #   guest.sh run  RUNDIR MODDIR PARAMS  modprobe rslub PARAMS, print what it reports
 #
 # RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
@@ -120,7 +121,8 @@ grep -q '^    not ok' <<<"$body" && verdict="not ok"
 
 # --- the KUnit module: its suites run while it loads ------------------------------------
 mark_log
-insmod "$moddir/rslub_kunit.ko" || echo "guest: insmod rslub_kunit.ko failed" >> "$rundir/guest.log"
+# shellcheck disable=SC2086 # a list of name=value words
+insmod "$moddir/rslub_kunit.ko" $params || echo "guest: insmod rslub_kunit.ko failed" >> "$rundir/guest.log"
 for d in /sys/kernel/debug/kunit/*/; do
 	s=$(basename "$d")
 	case "$s" in rslub*) cp "$d/results" "$rundir/ktap/$s" ;; esac

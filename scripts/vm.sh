@@ -8,7 +8,8 @@
 #   vm.sh shell   interactive shell in the guest
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
-# (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT.
+# (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
+# STRESS (seconds the rslub_stress suite runs; 3 by default).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -18,8 +19,11 @@ NODES=${NODES:-2}
 PARAMS=${PARAMS:-}
 APPEND=${APPEND:-}
 ACCEL=${ACCEL:-auto}
+STRESS=${STRESS:-3}
+[[ "$STRESS" =~ ^[0-9]+$ ]] || die "STRESS=$STRESS: must be a number of seconds"
 if [ "$VARIANT" = debug ]; then MEM_PER_NODE=${MEM_PER_NODE:-512}; else MEM_PER_NODE=${MEM_PER_NODE:-256}; fi
 if [ "$VARIANT" = debug ]; then TIMEOUT=${TIMEOUT:-1200}; else TIMEOUT=${TIMEOUT:-600}; fi
+TIMEOUT=$((TIMEOUT + ${STRESS:-0}))
 
 [[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "CPUS=$CPUS: must be a positive number"
 [[ "$NODES" =~ ^[1-9][0-9]*$ ]] || die "NODES=$NODES: must be a positive number"
@@ -123,7 +127,8 @@ while :; do
 	log "test: $where; suites: ${suites[*]}"
 	set +e
 	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" --append "rslub.max_order=2" \
-		--exec "$RSLUB_TOP/scripts/guest.sh test $rundir $moddir" </dev/null > "$rundir/vng.log" 2>&1
+		--exec "$RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS" \
+		</dev/null > "$rundir/vng.log" 2>&1
 	rc=$?
 	set -e
 	# A crash of QEMU itself (not of the guest) is retried once, and said so.

@@ -14,8 +14,8 @@ mod tests {
         layout::HWCACHE_ALIGN,
         mm,
         registry::Cache,
-        shim,
         stats::Stat,
+        test_shim::{node_of, pin_current, virt_to_page},
         topology::Topology,
     };
     use core::{
@@ -34,19 +34,13 @@ mod tests {
         }
     }
 
-    /// The node of the page holding `addr`.
-    fn node_of(addr: usize) -> u32 {
-        let page = shim::virt_to_page(addr as *const u8);
-        shim::page_to_nid(NonNull::new(page).expect("a page"))
-    }
-
     /// Runs `f` in this test's task, moved to CPU `cpu` (so that KUnit sees the
     /// assertions), then lets the task run anywhere again.
     fn on(cpu: u32, f: impl FnOnce()) {
         let id = CpuId::from_u32(cpu).expect("cpu");
-        shim::pin_current(Some(id)).expect("pin");
+        pin_current(Some(id)).expect("pin");
         f();
-        shim::pin_current(None).expect("unpin");
+        pin_current(None).expect("unpin");
     }
 
     /// Total slabs of the cache over all nodes.
@@ -92,6 +86,42 @@ mod tests {
             assert!(c.destroy().is_ok());
         }
         Ok(())
+    }
+
+    #[test]
+    fn slab_of_finds_the_slab_from_any_object() {
+        let c = Cache::create(&args(c"rslub_test_slab_of", 3000)).expect("cache");
+        // 3000-byte objects in order-3 slabs: objects straddle page boundaries, and each
+        // page of the slab must lead back to the same slab.
+        assert_eq!(c.layout().order, 3);
+        let n = c.layout().objects as usize;
+        let mut objs: KVec<usize> = KVec::new();
+        on(0, || {
+            for _ in 0..n {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+                objs.push(p, GFP_KERNEL).expect("memory");
+            }
+        });
+        // SAFETY: live objects of `c`.
+        let slab = unsafe { mm::slab_of(objs[0] as *const u8) };
+        let mut pages: KVec<usize> = KVec::new();
+        for &a in objs.iter() {
+            for offset in [0usize, 1500, 2999] {
+                // SAFETY: inside a live object of `c`.
+                assert_eq!(unsafe { mm::slab_of((a + offset) as *const u8) }, slab);
+                pages
+                    .push(virt_to_page(a + offset), GFP_KERNEL)
+                    .expect("memory");
+            }
+        }
+        pages.sort_unstable();
+        let distinct = 1 + pages.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(distinct, 8);
+        for &a in objs.iter() {
+            // SAFETY: allocated above, freed once.
+            unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+        }
+        assert!(c.destroy().is_ok());
     }
 
     #[test]

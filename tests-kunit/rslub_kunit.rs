@@ -9,10 +9,14 @@
 use kernel::prelude::*;
 
 // The crate's modules, as `rust/rslub.rs` declares them.
+#[path = "../rust/api.rs"]
+mod api;
 #[path = "../rust/arch.rs"]
 mod arch;
 #[path = "../rust/cache.rs"]
 mod cache;
+#[path = "../rust/debugfs.rs"]
+mod debugfs;
 #[path = "../rust/gfp.rs"]
 mod gfp;
 #[path = "../rust/layout.rs"]
@@ -36,10 +40,15 @@ mod stats;
 #[path = "../rust/topology.rs"]
 mod topology;
 
+// Helpers only the suites use.
+mod test_shim;
+
 // The suites.
 mod alloc_tests;
+mod api_tests;
 mod layout_tests;
 mod params_tests;
+mod stress_tests;
 
 module! {
     type: RslubKunit,
@@ -47,6 +56,12 @@ module! {
     authors: ["rslub developers"],
     description: "KUnit suites of rslub",
     license: "GPL",
+    params: {
+        stress_seconds: u32 {
+            default: 3,
+            description: "How long the rslub_stress suite runs (make test STRESS=60)",
+        },
+    },
 }
 
 /// The loaded test module; KUnit runs the suites on its own when the module comes up.
@@ -58,7 +73,13 @@ impl kernel::Module for RslubKunit {
         // module is live, after this.
         let params = params::Params::new(params::RawParams::DEFAULT)?;
         // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params) };
+        unsafe { registry::init(params, c"rslub_kunit") };
         Ok(Self)
+    }
+}
+
+impl Drop for RslubKunit {
+    fn drop(&mut self) {
+        registry::exit();
     }
 }

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rslub: a kmem cache allocator in the classic SLUB design, as a loadable module.
+ *
+ * The C API other modules call; the symbols are exported GPL-only by rslub.ko. The
+ * semantics follow kmem_cache_*(): see Documentation/api.rst.
+ */
+#ifndef _RSLUB_H
+#define _RSLUB_H
+
+#include <linux/types.h>
+
+struct rslub_cache;
+
+/* Align objects to the hardware cache line (as SLAB_HWCACHE_ALIGN). */
+#define RSLUB_HWCACHE_ALIGN	0x1U
+
+/*
+ * Creates a cache of objects of @size bytes aligned to @align (0, or a power of two up to
+ * PAGE_SIZE), with @flags (RSLUB_HWCACHE_ALIGN) and an optional constructor run once per
+ * object when its slab is created. @name must be unique among live caches. Returns the
+ * cache, or an ERR_PTR(): -EINVAL for bad arguments, -EEXIST for a duplicate name,
+ * -ENOMEM. May sleep.
+ */
+struct rslub_cache *rslub_cache_create(const char *name, unsigned int size,
+				       unsigned int align, unsigned int flags,
+				       void (*ctor)(void *));
+
+/*
+ * Destroys @s: every slab goes back to the page allocator. Returns 0, or -EBUSY if
+ * objects were still allocated: then the cache name and count are logged and the cache
+ * and those slabs are kept (leaked), so their memory stays valid. May sleep.
+ */
+int rslub_cache_destroy(struct rslub_cache *s);
+
+/* An object, or NULL when memory is short. Any context, as @gfp allows. */
+void *rslub_cache_alloc(struct rslub_cache *s, gfp_t gfp);
+
+/*
+ * An object from node @node (NUMA_NO_NODE: any, the local one preferred), or NULL when
+ * memory is short or @node is not an online node.
+ */
+void *rslub_cache_alloc_node(struct rslub_cache *s, gfp_t gfp, int node);
+
+/* Frees @obj, allocated from @s. Any context. */
+void rslub_cache_free(struct rslub_cache *s, void *obj);
+
+/* Fills @p with @nr objects; returns @nr, or 0 (and allocates nothing) on failure. */
+int rslub_cache_alloc_bulk(struct rslub_cache *s, gfp_t gfp, size_t nr, void **p);
+
+/* Frees the @nr objects of @p. */
+void rslub_cache_free_bulk(struct rslub_cache *s, size_t nr, void **p);
+
+/* Gives every CPU's active slab back and frees every empty slab. May sleep. */
+void rslub_cache_shrink(struct rslub_cache *s);
+
+#endif /* _RSLUB_H */

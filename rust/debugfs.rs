@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What a user can read and change at run time, per cache, under
+//! `/sys/kernel/debug/<module>/<cache>/`:
+//!
+//! - `stats`: the event counters, summed over the CPUs, one `name value` per line;
+//! - `layout`: object size, alignment, stride, free pointer offset, order, objects per
+//!   slab, waste;
+//! - `nodes`: per node, slabs, objects and partial slabs;
+//! - `min_partial` (read-write): partial slabs a node keeps before empty slabs go back
+//!   to the page allocator;
+//! - `remote_node_defrag_ratio` (read-write): chance in 1/1024ths (0..=1024) that a
+//!   refill with no local partial slab looks at other nodes.
+
+use crate::{cache::CacheCore, topology::Topology};
+use core::ptr::NonNull;
+use kernel::{
+    debugfs::{Dir, File},
+    error::code::EINVAL,
+    fmt,
+    prelude::*,
+    uaccess::UserSliceReader,
+};
+
+/// A cache, as the files see it.
+///
+/// # Invariants
+///
+/// The cache outlives every file holding this reference (the registry drops the files
+/// before it destroys the cache).
+struct CacheRef(NonNull<CacheCore>);
+
+// SAFETY: `CacheCore` is `Sync`; this is a shared reference to it.
+unsafe impl Send for CacheRef {}
+// SAFETY: As above.
+unsafe impl Sync for CacheRef {}
+
+impl CacheRef {
+    fn get(&self) -> &CacheCore {
+        // SAFETY: The cache outlives the files (type invariant).
+        unsafe { self.0.as_ref() }
+    }
+}
+
+/// The debugfs files of one cache; removed when dropped.
+#[pin_data]
+pub(crate) struct CacheFiles {
+    #[pin]
+    stats: File<CacheRef>,
+    #[pin]
+    layout: File<CacheRef>,
+    #[pin]
+    nodes: File<CacheRef>,
+    #[pin]
+    min_partial: File<CacheRef>,
+    #[pin]
+    ratio: File<CacheRef>,
+    _dir: Dir,
+}
+
+impl CacheFiles {
+    /// Creates the files of `cache` in a directory named after it under `root`.
+    ///
+    /// # Safety
+    ///
+    /// `cache` must stay live until the returned value is dropped.
+    pub(crate) unsafe fn new(root: &Dir, cache: NonNull<CacheCore>) -> Result<Pin<KBox<Self>>> {
+        // SAFETY: `cache` is live (caller).
+        let dir = root.subdir(unsafe { cache.as_ref() }.name());
+        // INVARIANT (each `CacheRef`): the caller keeps the cache alive while the files
+        // exist.
+        KBox::pin_init(
+            try_pin_init!(Self {
+                stats <- dir.read_callback_file(c"stats", CacheRef(cache), &show_stats),
+                layout <- dir.read_callback_file(c"layout", CacheRef(cache), &show_layout),
+                nodes <- dir.read_callback_file(c"nodes", CacheRef(cache), &show_nodes),
+                min_partial <- dir.read_write_callback_file(
+                    c"min_partial",
+                    CacheRef(cache),
+                    &show_min_partial,
+                    &store_min_partial,
+                ),
+                ratio <- dir.read_write_callback_file(
+                    c"remote_node_defrag_ratio",
+                    CacheRef(cache),
+                    &show_ratio,
+                    &store_ratio,
+                ),
+                _dir: dir,
+            }? Error),
+            GFP_KERNEL,
+        )
+    }
+}
+
+fn show_stats(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fmt::Display::fmt(&c.get().stats(), f)
+}
+
+fn show_layout(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let l = c.get().layout();
+    writeln!(f, "object_size {}", l.object_size)?;
+    writeln!(f, "align {}", l.align)?;
+    writeln!(f, "size {}", l.size)?;
+    writeln!(f, "free_offset {}", l.free_offset)?;
+    writeln!(f, "order {}", l.order)?;
+    writeln!(f, "objects_per_slab {}", l.objects)?;
+    writeln!(f, "waste {}", l.waste())
+}
+
+fn show_nodes(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "node slabs objects partial")?;
+    for nid in 0..Topology::read().online_nodes {
+        let (slabs, objects, partial) = c.get().node_counts(nid);
+        writeln!(f, "{nid} {slabs} {objects} {partial}")?;
+    }
+    Ok(())
+}
+
+fn show_min_partial(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", c.get().min_partial())
+}
+
+fn store_min_partial(c: &CacheRef, r: &mut UserSliceReader) -> Result {
+    let v = read_number(r, crate::params::MAX_MIN_PARTIAL.unsigned_abs())?;
+    c.get().set_min_partial(v);
+    Ok(())
+}
+
+fn show_ratio(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", c.get().remote_node_defrag_ratio())
+}
+
+fn store_ratio(c: &CacheRef, r: &mut UserSliceReader) -> Result {
+    let v = read_number(r, 1024)?;
+    c.get().set_remote_node_defrag_ratio(v);
+    Ok(())
+}
+
+/// Reads a decimal number in `0..=max` written to a file; anything else is `EINVAL`.
+fn read_number(r: &mut UserSliceReader, max: u32) -> Result<u32> {
+    let mut buf = [0u8; 16];
+    let n = r.len();
+    if n == 0 || n > buf.len() {
+        return Err(EINVAL);
+    }
+    r.read_slice(&mut buf[..n])?;
+    let s = core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?.trim();
+    let v: u32 = s.parse().map_err(|_| EINVAL)?;
+    if v > max {
+        return Err(EINVAL);
+    }
+    Ok(v)
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_api`: the C API of `include/rslub.h`, called as C callers do.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_api)]
+mod tests {
+    use crate::api::*;
+    use core::{ffi::c_void, ptr};
+    use kernel::{bindings, error::code::*, str::CStrExt};
+
+    const GFP_KERNEL: u32 = bindings::GFP_KERNEL;
+
+    /// `IS_ERR()`, and the error.
+    fn err_of(p: *mut c_void) -> Option<i32> {
+        let v = p as isize;
+        (-4095..0).contains(&v).then_some(v as i32)
+    }
+
+    #[test]
+    fn create_alloc_free_destroy() {
+        // SAFETY: a valid name and no constructor.
+        let s = unsafe { rslub_cache_create(c"rslub_test_c".as_char_ptr(), 72, 8, 0, None) };
+        assert_eq!(err_of(s), None);
+        // SAFETY: `s` is a live cache.
+        let a = unsafe { rslub_cache_alloc(s, GFP_KERNEL) };
+        // SAFETY: `s` is a live cache; node 0 is always online.
+        let b = unsafe { rslub_cache_alloc_node(s, GFP_KERNEL, 0) };
+        assert!(!a.is_null() && !b.is_null() && a != b);
+        // SAFETY: a bad node gives NULL, not a crash.
+        assert!(unsafe { rslub_cache_alloc_node(s, GFP_KERNEL, 4000) }.is_null());
+        let mut v = [ptr::null_mut::<c_void>(); 40];
+        // SAFETY: `v` holds 40 pointers.
+        assert_eq!(
+            unsafe { rslub_cache_alloc_bulk(s, GFP_KERNEL, v.len(), v.as_mut_ptr()) },
+            40
+        );
+        assert!(v.iter().all(|p| !p.is_null()));
+        // SAFETY: all allocated from `s` above and freed once; NULL is ignored.
+        unsafe {
+            rslub_cache_free_bulk(s, v.len(), v.as_mut_ptr());
+            rslub_cache_free(s, a);
+            rslub_cache_free(s, ptr::null_mut());
+            rslub_cache_shrink(s);
+        }
+        // `b` is still allocated: destroy reports it and keeps the cache.
+        // SAFETY: `s` is live and not used afterwards.
+        assert_eq!(unsafe { rslub_cache_destroy(s) }, EBUSY.to_errno());
+    }
+
+    #[test]
+    fn bad_arguments_give_error_pointers() {
+        // SAFETY: valid or null names.
+        unsafe {
+            assert_eq!(
+                err_of(rslub_cache_create(
+                    c"rslub_test_c0".as_char_ptr(),
+                    0,
+                    0,
+                    0,
+                    None
+                )),
+                Some(EINVAL.to_errno())
+            );
+            assert_eq!(
+                err_of(rslub_cache_create(
+                    c"rslub_test_c1".as_char_ptr(),
+                    64,
+                    48,
+                    0,
+                    None
+                )),
+                Some(EINVAL.to_errno())
+            );
+            assert_eq!(
+                err_of(rslub_cache_create(ptr::null(), 64, 0, 0, None)),
+                Some(EINVAL.to_errno())
+            );
+            let s = rslub_cache_create(c"rslub_test_c2".as_char_ptr(), 64, 0, 0, None);
+            assert_eq!(err_of(s), None);
+            assert_eq!(
+                err_of(rslub_cache_create(
+                    c"rslub_test_c2".as_char_ptr(),
+                    64,
+                    0,
+                    0,
+                    None
+                )),
+                Some(EEXIST.to_errno())
+            );
+            assert_eq!(rslub_cache_destroy(s), 0);
+        }
+    }
+}
