@@ -255,10 +255,11 @@ impl CacheCore {
         let tid_at = self.pcpu_field(offset_of!(CpuSlab, tid));
         let node_at = self.pcpu_field(offset_of!(CpuSlab, node));
         loop {
-            // SAFETY (all `this_cpu_*` below): the addresses are fields of this cache's live
-            // per-cpu area. The transaction id is read first: any change of this CPU's
-            // slab state after it (an interrupt, a preemption, a migration to another CPU)
-            // changes the id, so the `cmpxchg16b` fails and the loop starts over.
+            // The transaction id is read first: any change of this CPU's slab state after it
+            // (an interrupt, a preemption, a migration to another CPU) changes the id, so
+            // the `cmpxchg16b` fails and the loop starts over.
+            // SAFETY: The addresses given to the `this_cpu_*` helpers here are fields of
+            // this cache's live per-cpu area.
             let tid = unsafe { arch::this_cpu_read(tid_at) };
             // SAFETY: As above.
             let object = unsafe { arch::this_cpu_read(unit) } as usize as *mut u8;
@@ -802,10 +803,10 @@ impl CacheCore {
     }
 
     /// Flushes every online CPU's active slab and gives every empty slab back
-    /// (`kmem_cache_shrink`). Safe while the cache is in use; must be called from process
-    /// context with interrupts on.
+    /// (`kmem_cache_shrink`), running on each CPU in turn as SLUB's `flush_all()` does.
+    /// Safe while the cache is in use; may sleep.
     pub(crate) fn shrink(&self) {
-        shim::on_each_cpu(&|| self.flush_this_cpu());
+        shim::run_on_each_cpu(&|| self.flush_this_cpu());
         self.discard_empty_partials();
     }
 
@@ -817,7 +818,7 @@ impl CacheCore {
     /// No CPU may use the cache during or after the call, except to free objects still
     /// allocated; CPU hotplug must not run concurrently.
     pub(crate) unsafe fn shutdown(&self) -> LiveObjects {
-        shim::on_each_cpu(&|| self.flush_this_cpu());
+        shim::run_on_each_cpu(&|| self.flush_this_cpu());
         for cpu in possible_cpus() {
             // SAFETY: Online CPUs were flushed above and offline ones cannot run, and no
             // CPU allocates from the cache any more (caller): this copy is ours.

@@ -62,7 +62,7 @@ impl SlabPages {
             // is the owner's field.
             unsafe {
                 let p = self.page.as_ptr().add(i);
-                (*p).__bindgen_anon_1.__bindgen_anon_1.private = meta as usize as _;
+                (*p).__bindgen_anon_1.__bindgen_anon_1.private = meta as usize;
             }
         }
     }
@@ -89,10 +89,10 @@ pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
     // SAFETY: `page_offset_base` and `vmemmap_base` are set once during early boot and
     // never written again.
     let (direct, vmemmap) = unsafe { (bindings::page_offset_base, bindings::vmemmap_base) };
-    let pfn = (addr as usize - direct as usize) >> PAGE_SHIFT;
-    let page = (vmemmap as usize as *const bindings::page).wrapping_add(pfn);
+    let pfn = (addr as usize - direct) >> PAGE_SHIFT;
+    let page = (vmemmap as *const bindings::page).wrapping_add(pfn);
     // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
     // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
     // we set.
-    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as usize as *const u8 }
+    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *const u8 }
 }

@@ -56,7 +56,7 @@ impl<T: Zeroable> PerCpu<T> {
     pub(crate) fn on(&self, cpu: CpuId) -> *mut T {
         // SAFETY: `__per_cpu_offset` is written during boot only; `cpu` is a valid index.
         let off = unsafe { bindings::__per_cpu_offset[cpu.as_u32() as usize] };
-        self.ptr.as_ptr().wrapping_byte_add(off as usize)
+        self.ptr.as_ptr().wrapping_byte_add(off)
     }
 
     /// The current CPU's copy. Only stable while the caller cannot migrate (interrupts or

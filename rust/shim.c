@@ -5,11 +5,12 @@
  * None of them is on a fast path.
  */
 #include <linux/cache.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
-#include <linux/smp.h>
+#include <linux/workqueue.h>
 #include <linux/topology.h>
 
 #include "shim.h"
@@ -67,7 +68,12 @@ void rslub_irq_restore(unsigned long flags)
 	local_irq_restore(flags);
 }
 
-void rslub_on_each_cpu(void (*fn)(void *), void *arg)
+void rslub_run_on_each_cpu(long (*fn)(void *), void *arg)
 {
-	on_each_cpu(fn, arg, 1);
+	int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		work_on_cpu(cpu, fn, arg);
+	cpus_read_unlock();
 }

@@ -20,6 +20,6 @@ void *rslub_page_address(struct page *page);
 int rslub_page_to_nid(const struct page *page);
 unsigned long rslub_irq_save(void);
 void rslub_irq_restore(unsigned long flags);
-void rslub_on_each_cpu(void (*fn)(void *), void *arg);
+void rslub_run_on_each_cpu(long (*fn)(void *), void *arg);
 
 #endif /* RSLUB_SHIM_H */

@@ -24,7 +24,10 @@ mod ffi {
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_irq_save() -> usize;
         pub(super) fn rslub_irq_restore(flags: usize);
-        pub(super) fn rslub_on_each_cpu(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void);
+        pub(super) fn rslub_run_on_each_cpu(
+            f: unsafe extern "C" fn(*mut c_void) -> isize,
+            arg: *mut c_void,
+        );
     }
 }
 
@@ -106,16 +109,20 @@ impl Drop for IrqDisabled {
     }
 }
 
-/// Runs `f` on every online CPU, in interrupt context with interrupts off, and waits for
-/// all of them (`on_each_cpu(.., wait = 1)`). Must be called with interrupts on, from
-/// process context.
-pub(crate) fn on_each_cpu<F: Fn() + Sync>(f: &F) {
-    unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) {
-        // SAFETY: `arg` is the `&F` below, alive until `on_each_cpu()` returns.
+/// Runs `f` on every online CPU in turn, each time in a kernel worker bound to that CPU
+/// (process context), with CPU hotplug held off, and waits for all (`work_on_cpu()`).
+/// May sleep.
+pub(crate) fn run_on_each_cpu<F: Fn() + Sync>(f: &F) {
+    /// # Safety
+    ///
+    /// `arg` must be a valid `&F`.
+    unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) -> isize {
+        // SAFETY: `arg` is the `&F` below, alive until `rslub_run_on_each_cpu()` returns.
         let f = unsafe { &*arg.cast::<F>() };
         f();
+        0
     }
-    // SAFETY: `on_each_cpu(.., 1)` returns only after every call of the trampoline
-    // finished, so `f` outlives them; `F: Sync` makes the concurrent calls sound.
-    unsafe { ffi::rslub_on_each_cpu(trampoline::<F>, ptr::from_ref(f).cast_mut().cast()) };
+    // SAFETY: every call of the trampoline finishes before `rslub_run_on_each_cpu()`
+    // returns, so `f` outlives them; `F: Sync` since they run on other CPUs.
+    unsafe { ffi::rslub_run_on_each_cpu(trampoline::<F>, ptr::from_ref(f).cast_mut().cast()) };
 }

@@ -174,6 +174,11 @@ mod tests {
     static CTOR_CALLS: AtomicUsize = AtomicUsize::new(0);
     const MAGIC: u64 = 0x5a5a_1234_dead_beef;
 
+    /// Counts its calls and marks the object.
+    ///
+    /// # Safety
+    ///
+    /// `obj` must be a fresh object of at least 8 bytes.
     unsafe extern "C" fn test_ctor(obj: *mut core::ffi::c_void) {
         CTOR_CALLS.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the constructor gets a fresh object of at least 24 bytes.

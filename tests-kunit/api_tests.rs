@@ -28,14 +28,13 @@ mod tests {
         // SAFETY: `s` is a live cache; node 0 is always online.
         let b = unsafe { rslub_cache_alloc_node(s, GFP_KERNEL, 0) };
         assert!(!a.is_null() && !b.is_null() && a != b);
-        // SAFETY: a bad node gives NULL, not a crash.
-        assert!(unsafe { rslub_cache_alloc_node(s, GFP_KERNEL, 4000) }.is_null());
+        // SAFETY: `s` is live; a bad node gives NULL, not a crash.
+        let bad = unsafe { rslub_cache_alloc_node(s, GFP_KERNEL, 4000) };
+        assert!(bad.is_null());
         let mut v = [ptr::null_mut::<c_void>(); 40];
         // SAFETY: `v` holds 40 pointers.
-        assert_eq!(
-            unsafe { rslub_cache_alloc_bulk(s, GFP_KERNEL, v.len(), v.as_mut_ptr()) },
-            40
-        );
+        let n = unsafe { rslub_cache_alloc_bulk(s, GFP_KERNEL, v.len(), v.as_mut_ptr()) };
+        assert_eq!(n, 40);
         assert!(v.iter().all(|p| !p.is_null()));
         // SAFETY: all allocated from `s` above and freed once; NULL is ignored.
         unsafe {
@@ -46,7 +45,8 @@ mod tests {
         }
         // `b` is still allocated: destroy reports it and keeps the cache.
         // SAFETY: `s` is live and not used afterwards.
-        assert_eq!(unsafe { rslub_cache_destroy(s) }, EBUSY.to_errno());
+        let r = unsafe { rslub_cache_destroy(s) };
+        assert_eq!(r, EBUSY.to_errno());
     }
 
     #[test]

@@ -2,8 +2,8 @@
 
 //! KUnit suite `rslub_stress`: every online CPU allocates and frees at once for
 //! `stress_seconds` (module parameter of `rslub_kunit`, 3 by default; `make test
-//! STRESS=60`), handing objects to the other CPUs to free, while interrupts on every CPU
-//! allocate and free too. Every object carries a tag checked when it is freed, so two
+//! STRESS=60`), handing objects to the other CPUs to free, while timers (softirq context)
+//! on every CPU interrupt them to allocate and free too. Every object carries a tag checked when it is freed, so two
 //! owners of one object are caught. At the end the cache must go back to no slab at all.
 
 use kernel::prelude::*;
@@ -14,9 +14,8 @@ mod tests {
         cache::CacheArgs,
         gfp::Gfp,
         registry::Cache,
-        shim,
         stats::Stat,
-        test_shim::{now_ns, Thread},
+        test_shim::{now_ns, Thread, Tick},
         topology::Topology,
     };
     use core::{
@@ -60,11 +59,16 @@ mod tests {
         unsafe { (p as *const u64).read() }
     }
 
+    /// An object handed over: its address and tag.
+    type Handed = (usize, u64);
+    /// Objects handed to one CPU to free.
+    type Inbox = Pin<KBox<SpinLock<KVec<Handed>>>>;
+
     struct Shared<'a> {
         cache: &'a Cache,
         deadline: u64,
         /// Objects handed to each CPU to free, as (address, tag).
-        inbox: KVec<Pin<KBox<SpinLock<KVec<(usize, u64)>>>>>,
+        inbox: KVec<Inbox>,
         bad_tags: AtomicU64,
         ops: AtomicU64,
         irq_ops: AtomicU64,
@@ -72,6 +76,18 @@ mod tests {
     }
 
     impl Shared<'_> {
+        /// What the per-CPU timers do, in softirq context, interrupting the threads'
+        /// fast paths: allocate an object, tag it, free it.
+        fn in_softirq(&self) {
+            let atomic = Gfp::from_raw(bindings::GFP_ATOMIC);
+            if let Ok(p) = self.cache.alloc(atomic) {
+                tag(p.as_ptr() as usize, 1);
+                // SAFETY: just allocated, freed once.
+                unsafe { self.cache.free(p) };
+                self.irq_ops.fetch_add(1, Relaxed);
+            }
+        }
+
         fn free(&self, (p, t): (usize, u64)) {
             if tag_of(p) != t {
                 self.bad_tags.fetch_add(1, Relaxed);
@@ -84,7 +100,7 @@ mod tests {
         }
 
         fn run(&self, cpu: u32, ncpus: u32) {
-            let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (u64::from(cpu) + 1) * 0x1000_0001);
+            let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((u64::from(cpu) + 1) * 0x1000_0001));
             let mut held: KVec<(usize, u64)> = KVec::new();
             if held.reserve(HOLD, GFP_KERNEL).is_err() {
                 self.failures.fetch_add(1, Relaxed);
@@ -136,19 +152,6 @@ mod tests {
                         }
                     }
                 }
-                if iter % 512 == 0 {
-                    // Interrupts on every CPU allocate and free while the others run
-                    // their fast paths.
-                    shim::on_each_cpu(&|| {
-                        let atomic = Gfp::from_raw(bindings::GFP_ATOMIC);
-                        if let Ok(p) = self.cache.alloc(atomic) {
-                            tag(p.as_ptr() as usize, 1);
-                            // SAFETY: just allocated, freed once.
-                            unsafe { self.cache.free(p) };
-                            self.irq_ops.fetch_add(1, Relaxed);
-                        }
-                    });
-                }
             }
             self.ops.fetch_add(iter, Relaxed);
             for o in held.drain_all() {
@@ -188,7 +191,16 @@ mod tests {
             failures: AtomicU64::new(0),
         };
         {
+            let softirq = || shared.in_softirq();
+            let mut ticks = KVec::new();
             let mut threads = KVec::new();
+            for cpu in 0..ncpus {
+                let id = CpuId::from_u32(cpu).expect("cpu");
+                // SAFETY: `softirq` outlives `ticks`, dropped (stopping every timer) at
+                // the end of this block.
+                let t = unsafe { Tick::start(&softirq, id) }.expect("timer");
+                ticks.push(t, GFP_KERNEL).expect("memory");
+            }
             let mut bodies = KVec::new();
             for cpu in 0..ncpus {
                 let s = &shared;
@@ -204,6 +216,7 @@ mod tests {
                 threads.push(t, GFP_KERNEL).expect("memory");
             }
             drop(threads);
+            drop(ticks);
         }
         // Whatever is left in the inboxes.
         for b in shared.inbox.iter() {

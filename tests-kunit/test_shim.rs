@@ -19,6 +19,12 @@ mod ffi {
         ) -> *mut c_void;
         pub(super) fn rslub_test_thread_stop(t: *mut c_void) -> i32;
         pub(super) fn rslub_test_wait_for_stop();
+        pub(super) fn rslub_test_tick_start(
+            f: unsafe extern "C" fn(*mut c_void),
+            arg: *mut c_void,
+            cpu: i32,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_tick_stop(k: *mut c_void);
     }
 }
 
@@ -61,6 +67,9 @@ impl Thread {
     /// `f` must stay valid and not move until the returned value has been dropped (which
     /// waits for the thread), and the returned value must not be leaked.
     pub(crate) unsafe fn start<F: Fn() + Sync>(f: &F, cpu: CpuId) -> Result<Self> {
+        /// # Safety
+        ///
+        /// `arg` must be a valid `&F`, and this must run in the kthread.
         unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) -> i32 {
             // SAFETY: `arg` is the `&F` given to `start`, valid until `stop` (caller).
             let f = unsafe { &*arg.cast::<F>() };
@@ -90,5 +99,49 @@ impl Drop for Thread {
     fn drop(&mut self) {
         // SAFETY: `task` is a started kthread that waits for `kthread_stop()`.
         unsafe { ffi::rslub_test_thread_stop(self.task) };
+    }
+}
+
+/// A timer calling a closure every jiffy in softirq context on one CPU; stopped (and
+/// waited for) when dropped.
+pub(crate) struct Tick {
+    k: *mut c_void,
+}
+
+impl Tick {
+    /// Starts calling `f` on `cpu`.
+    ///
+    /// # Safety
+    ///
+    /// `f` must stay valid and not move until the returned value has been dropped, and the
+    /// returned value must not be leaked.
+    pub(crate) unsafe fn start<F: Fn() + Sync>(f: &F, cpu: CpuId) -> Result<Self> {
+        /// # Safety
+        ///
+        /// `arg` must be a valid `&F`.
+        unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) {
+            // SAFETY: `arg` is the `&F` given to `start`, valid until the drop (caller).
+            let f = unsafe { &*arg.cast::<F>() };
+            f();
+        }
+        // SAFETY: The trampoline matches the C signature; `f` outlives the timer (caller).
+        let k = unsafe {
+            ffi::rslub_test_tick_start(
+                trampoline::<F>,
+                core::ptr::from_ref(f).cast_mut().cast(),
+                cpu.as_u32() as i32,
+            )
+        };
+        if k.is_null() {
+            return Err(ENOMEM);
+        }
+        Ok(Self { k })
+    }
+}
+
+impl Drop for Tick {
+    fn drop(&mut self) {
+        // SAFETY: `k` is a started tick; this stops it and waits for a running callback.
+        unsafe { ffi::rslub_test_tick_stop(self.k) };
     }
 }
