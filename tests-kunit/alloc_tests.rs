@@ -353,6 +353,21 @@ mod tests {
                 s.get(Stat::GetPartial) + s.get(Stat::RemoteNodesTried)
             );
         }
+        // With `remote_node_defrag_ratio` 0 the walk never starts.
+        c.set_remote_node_defrag_ratio(0);
+        let before = c.stats();
+        on(0, || {
+            for _ in 0..100 {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+        });
+        let d = c.stats().since(&before);
+        assert!(d.get(Stat::GetPartial) > 0);
+        assert_eq!(d.get(Stat::RemoteWalk), 0);
+        if nodes > 1 {
+            assert_eq!(d.get(Stat::RemoteWalkSkipped), d.get(Stat::GetPartial));
+        }
         for &a in objs.iter() {
             // SAFETY: allocated above, freed once.
             unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
@@ -443,10 +458,25 @@ mod tests {
             let s = c.stats();
             assert_eq!(s.get(Stat::NewSlab), 12);
             assert_eq!(s.get(Stat::SlabFreed), 12 - u64::from(min_partial) - 1);
+            // Allocating again takes the kept partial slabs before any new one.
+            let before = c.stats();
+            let mut again: KVec<usize> = KVec::new();
+            for _ in 0..3 * per_slab {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                again.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+            let d = c.stats().since(&before);
+            assert_eq!(d.get(Stat::NewSlab), 0);
+            assert_eq!(d.get(Stat::RefillNodePartial), 2);
+            for &a in again.iter() {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+            }
             // Shrinking gives the rest back: the page count is where it started.
             c.shrink();
             assert_eq!(slabs(&c), 0);
-            assert_eq!(c.stats().get(Stat::SlabFreed), 12);
+            let s = c.stats();
+            assert_eq!(s.get(Stat::SlabFreed), s.get(Stat::NewSlab));
             assert!(c.destroy().is_ok());
         });
     }
