@@ -85,7 +85,8 @@ pub(crate) struct CacheArgs<'a> {
 /// - `nodes[n]` exists for every node id `n < nr_node_ids`; every slab of the cache is
 ///   accounted on the node its pages are on, and is on that node's partial list, some
 ///   CPU's active slab, or full.
-/// - `near[n]` lists the other online nodes than `n`, nearest first, each once.
+/// - `near[n]` lists the other online nodes than `n`, nearest first, each once;
+///   `zonelist[n]` lists the node of every zone of `n`'s zonelist, in its order.
 /// - `layout` never changes after creation.
 #[pin_data]
 pub(crate) struct CacheCore {
@@ -95,9 +96,23 @@ pub(crate) struct CacheCore {
     cpu: PerCpu<CpuSlab>,
     nodes: KVec<Pin<KBox<Node>>>,
     near: KVec<KVec<u16>>,
+    zonelist: KVec<KVec<u16>>,
     multi_node: bool,
     min_partial: Atomic<u32>,
     remote_node_defrag_ratio: Atomic<u32>,
+    walk: Atomic<u32>,
+}
+
+/// How `get_any_partial` walks the other nodes; a switch for the seed 003 experiment
+/// (`remote_walk` in debugfs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum RemoteWalk {
+    /// Nodes nearest first, each once, none on a one-node machine (the default).
+    NodesOnce = 0,
+    /// SLUB before the 2018 fix: the local zonelist zone by zone, so a node with several
+    /// zones is looked at several times (the local node too), even on one node.
+    Zonelist = 1,
 }
 
 /// Objects still allocated when a cache was destroyed.
@@ -139,6 +154,7 @@ impl CacheCore {
             nodes.push(KBox::pin_init(Node::new(), GFP_KERNEL)?, GFP_KERNEL)?;
         }
         let near = nearest_nodes(nr_nodes)?;
+        let zonelist = zonelist_nodes(nr_nodes)?;
         let cpu = PerCpu::<CpuSlab>::new()?;
         for c in possible_cpus() {
             // INVARIANT: each CPU's `tid` starts at its own number; no other CPU sees
@@ -157,9 +173,11 @@ impl CacheCore {
                 cpu,
                 nodes,
                 near,
+                zonelist,
                 multi_node: topo.online_nodes > 1,
                 min_partial: Atomic::new(min_partial),
                 remote_node_defrag_ratio: Atomic::new(DEFAULT_REMOTE_NODE_DEFRAG_RATIO),
+                walk: Atomic::new(RemoteWalk::NodesOnce as u32),
             }),
             GFP_KERNEL,
         )
@@ -194,6 +212,20 @@ impl CacheCore {
     /// Changes `remote_node_defrag_ratio` (clamped to 1024).
     pub(crate) fn set_remote_node_defrag_ratio(&self, v: u32) {
         self.remote_node_defrag_ratio.store(v.min(1024), Relaxed);
+    }
+
+    /// How the remote walk goes.
+    pub(crate) fn remote_walk(&self) -> RemoteWalk {
+        if self.walk.load(Relaxed) == RemoteWalk::Zonelist as u32 {
+            RemoteWalk::Zonelist
+        } else {
+            RemoteWalk::NodesOnce
+        }
+    }
+
+    /// Changes how the remote walk goes.
+    pub(crate) fn set_remote_walk(&self, w: RemoteWalk) {
+        self.walk.store(w as u32, Relaxed);
     }
 
     /// The per-node state of node `nid`.
@@ -479,9 +511,11 @@ impl CacheCore {
     /// Looks for a partial slab on the other nodes, nearest first, each node once
     /// (`get_any_partial`; seed thread 003). Skipped when the machine has one node, and,
     /// as in SLUB, on a share of calls set by `remote_node_defrag_ratio`; a node is only
-    /// locked when it has more than `min_partial` partial slabs.
+    /// locked when it has more than `min_partial` partial slabs. With
+    /// [`RemoteWalk::Zonelist`] it walks as SLUB did before the fix, for comparison.
     fn get_any_partial(&self, local: u32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
-        if !self.multi_node {
+        let walk = self.remote_walk();
+        if walk == RemoteWalk::NodesOnce && !self.multi_node {
             return None;
         }
         let ratio = self.remote_node_defrag_ratio();
@@ -491,7 +525,11 @@ impl CacheCore {
         }
         self.stat(Stat::RemoteWalk);
         let min_partial = self.min_partial();
-        for &nid in self.near.get(local as usize)?.iter() {
+        let order = match walk {
+            RemoteWalk::NodesOnce => &self.near,
+            RemoteWalk::Zonelist => &self.zonelist,
+        };
+        for &nid in order.get(local as usize)?.iter() {
             self.stat(Stat::RemoteNodesTried);
             self.stat(Stat::NodesTried);
             if self.node(u32::from(nid)).nr_partial() > min_partial {
@@ -831,6 +869,24 @@ impl CacheCore {
         let total: i64 = self.nodes.iter().map(|n| n.total_objects()).sum();
         LiveObjects((total.max(0) as u64).saturating_sub(free_objects))
     }
+}
+
+/// For every node id, the node of each zone of its zonelist, in order (see
+/// [`RemoteWalk::Zonelist`]); empty for offline nodes.
+fn zonelist_nodes(nr_nodes: usize) -> Result<KVec<KVec<u16>>> {
+    let mut all = KVec::with_capacity(nr_nodes, GFP_KERNEL)?;
+    let mut buf = [0u16; 64];
+    for nid in 0..nr_nodes as i32 {
+        let n = if shim::node_online(nid) {
+            shim::zonelist_nodes(nid, &mut buf)
+        } else {
+            0
+        };
+        let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+        v.extend_from_slice(&buf[..n], GFP_KERNEL)?;
+        all.push(v, GFP_KERNEL)?;
+    }
+    Ok(all)
 }
 
 /// For every node id, the other online nodes sorted by `node_distance()`, nearest first.

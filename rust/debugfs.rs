@@ -10,9 +10,15 @@
 //! - `min_partial` (read-write): partial slabs a node keeps before empty slabs go back
 //!   to the page allocator;
 //! - `remote_node_defrag_ratio` (read-write): chance in 1/1024ths (0..=1024) that a
-//!   refill with no local partial slab looks at other nodes.
+//!   refill with no local partial slab looks at other nodes;
+//! - `remote_walk` (read-write): 0, other nodes nearest first, each once, none on a
+//!   one-node machine (the default); 1, SLUB's walk before the 2018 fix, zone by zone
+//!   through the zonelist (for the seed 003 comparison).
 
-use crate::{cache::CacheCore, topology::Topology};
+use crate::{
+    cache::{CacheCore, RemoteWalk},
+    topology::Topology,
+};
 use core::ptr::NonNull;
 use kernel::{
     debugfs::{Dir, File},
@@ -55,6 +61,8 @@ pub(crate) struct CacheFiles {
     min_partial: File<CacheRef>,
     #[pin]
     ratio: File<CacheRef>,
+    #[pin]
+    walk: File<CacheRef>,
     _dir: Dir,
 }
 
@@ -85,6 +93,12 @@ impl CacheFiles {
                     CacheRef(cache),
                     &show_ratio,
                     &store_ratio,
+                ),
+                walk <- dir.read_write_callback_file(
+                    c"remote_walk",
+                    CacheRef(cache),
+                    &show_walk,
+                    &store_walk,
                 ),
                 _dir: dir,
             }? Error),
@@ -134,6 +148,19 @@ fn show_ratio(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 fn store_ratio(c: &CacheRef, r: &mut UserSliceReader) -> Result {
     let v = read_number(r, 1024)?;
     c.get().set_remote_node_defrag_ratio(v);
+    Ok(())
+}
+
+fn show_walk(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", c.get().remote_walk() as u32)
+}
+
+fn store_walk(c: &CacheRef, r: &mut UserSliceReader) -> Result {
+    let w = match read_number(r, 1)? {
+        0 => RemoteWalk::NodesOnce,
+        _ => RemoteWalk::Zonelist,
+    };
+    c.get().set_remote_walk(w);
     Ok(())
 }
 

@@ -88,8 +88,14 @@ impl Cache {
     /// no slab order can hold, a bad alignment, unknown flags, an empty or duplicate name)
     /// return an error and create nothing.
     pub(crate) fn create(args: &CacheArgs<'_>) -> Result<Self> {
+        Self::create_with(args, None)
+    }
+
+    /// As [`Cache::create`], with other order rules and overrides than the module's
+    /// parameters (the benchmarks compare policies in one boot).
+    pub(crate) fn create_with(args: &CacheArgs<'_>, params: Option<Params>) -> Result<Self> {
         let mut reg = REGISTRY.lock();
-        let params = reg.params.ok_or(EINVAL)?;
+        let params = params.or(reg.params).ok_or(EINVAL)?;
         for e in reg.caches.iter() {
             // SAFETY: Registered caches are live while the lock is held.
             if unsafe { e.core.as_ref() }.name() == args.name {

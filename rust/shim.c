@@ -7,6 +7,7 @@
 #include <linux/cache.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/gfp.h>
 #include <linux/irqflags.h>
 #include <linux/mm.h>
 #include <linux/nodemask.h>
@@ -76,4 +77,19 @@ void rslub_run_on_each_cpu(long (*fn)(void *), void *arg)
 	for_each_online_cpu(cpu)
 		work_on_cpu(cpu, fn, arg);
 	cpus_read_unlock();
+}
+
+int rslub_zonelist_nodes(int nid, u16 *out, int max)
+{
+	struct zonelist *zonelist = node_zonelist(nid, GFP_KERNEL);
+	enum zone_type high = gfp_zone(GFP_KERNEL);
+	struct zoneref *z;
+	int n = 0;
+
+	/* for_each_zone_zonelist() without its out-of-line helper, which is not exported. */
+	for (z = zonelist->_zonerefs; zonelist_zone(z) && n < max; z++) {
+		if (zonelist_zone_idx(z) <= high)
+			out[n++] = zonelist_node_idx(z);
+	}
+	return n;
 }

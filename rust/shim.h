@@ -21,5 +21,6 @@ int rslub_page_to_nid(const struct page *page);
 unsigned long rslub_irq_save(void);
 void rslub_irq_restore(unsigned long flags);
 void rslub_run_on_each_cpu(long (*fn)(void *), void *arg);
+int rslub_zonelist_nodes(int nid, u16 *out, int max);
 
 #endif /* RSLUB_SHIM_H */

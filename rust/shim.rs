@@ -24,6 +24,7 @@ mod ffi {
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_irq_save() -> usize;
         pub(super) fn rslub_irq_restore(flags: usize);
+        pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
         pub(super) fn rslub_run_on_each_cpu(
             f: unsafe extern "C" fn(*mut c_void) -> isize,
             arg: *mut c_void,
@@ -125,4 +126,13 @@ pub(crate) fn run_on_each_cpu<F: Fn() + Sync>(f: &F) {
     // SAFETY: every call of the trampoline finishes before `rslub_run_on_each_cpu()`
     // returns, so `f` outlives them; `F: Sync` since they run on other CPUs.
     unsafe { ffi::rslub_run_on_each_cpu(trampoline::<F>, ptr::from_ref(f).cast_mut().cast()) };
+}
+
+/// The node of every zone in node `nid`'s zonelist for `GFP_KERNEL`, in zonelist order:
+/// a node appears once per populated zone. Fills `out` and returns how many it wrote.
+pub(crate) fn zonelist_nodes(nid: i32, out: &mut [u16]) -> usize {
+    let max = i32::try_from(out.len()).unwrap_or(i32::MAX);
+    // SAFETY: `nid` is an online node (callers pass one); `out` has room for `max` ids.
+    let n = unsafe { ffi::rslub_zonelist_nodes(nid, out.as_mut_ptr(), max) };
+    usize::try_from(n).unwrap_or(0)
 }

@@ -9,7 +9,7 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_alloc)]
 mod tests {
     use crate::{
-        cache::{CacheArgs, Ctor, NO_NODE},
+        cache::{CacheArgs, Ctor, RemoteWalk, NO_NODE},
         gfp::Gfp,
         layout::HWCACHE_ALIGN,
         mm,
@@ -368,6 +368,33 @@ mod tests {
         if nodes > 1 {
             assert_eq!(d.get(Stat::RemoteWalkSkipped), d.get(Stat::GetPartial));
         }
+        for &a in objs.iter() {
+            // SAFETY: allocated above, freed once.
+            unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
+        }
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn zonelist_walk_revisits_nodes_as_slub_did() {
+        let nodes = Topology::read().online_nodes;
+        let c = Cache::create(&args(c"rslub_test_zonelist", 1024)).expect("cache");
+        c.set_remote_node_defrag_ratio(1024);
+        c.set_remote_walk(RemoteWalk::Zonelist);
+        let mut objs: KVec<usize> = KVec::new();
+        on(0, || {
+            for _ in 0..100 {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr();
+                objs.push(p as usize, GFP_KERNEL).expect("memory");
+            }
+        });
+        let s = c.stats();
+        // Even on one node the old walk runs, and it looks at every zone's node: the
+        // local node again, and every node at least once.
+        assert!(s.get(Stat::RemoteWalk) > 0);
+        let per_walk = s.get(Stat::RemoteNodesTried) / s.get(Stat::RemoteWalk);
+        assert_eq!(s.get(Stat::RemoteNodesTried) % s.get(Stat::RemoteWalk), 0);
+        assert!(per_walk >= u64::from(nodes));
         for &a in objs.iter() {
             // SAFETY: allocated above, freed once.
             unsafe { c.free(NonNull::new(a as *mut u8).expect("non-null")) };
