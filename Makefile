@@ -6,6 +6,8 @@
 #   make run     boot it, load rslub with PARAMS="...", print what it reports
 #   make shell   interactive guest with the modules at hand
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
+#   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
+#                figures into Documentation/benchmarks*
 #   make setup   install tools, fetch the kernel source, build the test kernel
 #   make modules build rslub.ko and rslub_kunit.ko only
 #
@@ -18,7 +20,7 @@
 
 export VARIANT CPUS NODES PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
 
-.PHONY: all setup kernel modules test run shell check clean
+.PHONY: all setup kernel modules test run shell check bench clean
 all: modules
 
 setup:
@@ -40,6 +42,9 @@ shell:
 
 check:
 	@scripts/check.sh
+
+bench:
+	@scripts/bench.sh
 
 clean:
 	@scripts/clean.sh

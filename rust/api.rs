@@ -3,7 +3,9 @@
 //! The C API (`include/rslub.h`), for other modules; `rust/exports.c` exports it.
 //!
 //! A `struct rslub_cache *` is the address of the cache itself ([`CacheCore`]), so an
-//! allocation from C reaches the fast path with no indirection.
+//! allocation from C reaches the fast path with no indirection. The functions are never
+//! inlined, also into Rust callers in this crate: the benchmarks call them exactly as C
+//! does.
 
 use crate::{
     cache::{CacheArgs, CacheCore, Ctor},
@@ -23,6 +25,7 @@ use kernel::{error::code::EBUSY, ffi::c_char, prelude::*};
 /// `name` must be a valid NUL-terminated string; `ctor`, if given, must be safe to call
 /// on any fresh object of the cache.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_create(
     name: *const c_char,
     size: c_uint,
@@ -55,6 +58,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_create(
 /// `s` must come from `rslub_cache_create()` and not have been destroyed; nothing may
 /// use it afterwards.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_destroy(s: *mut c_void) -> c_int {
     let Some(core) = NonNull::new(s.cast::<CacheCore>()) else {
         return 0;
@@ -83,6 +87,7 @@ unsafe fn cache<'a>(s: *mut c_void) -> &'a CacheCore {
 ///
 /// `s` must be a live cache handle.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_alloc(s: *mut c_void, gfp: c_uint) -> *mut c_void {
     // SAFETY: live handle (caller).
     match unsafe { cache(s) }.alloc(Gfp::from_raw(gfp)) {
@@ -97,6 +102,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_alloc(s: *mut c_void, gfp: c_uint) -
 ///
 /// `s` must be a live cache handle.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_alloc_node(
     s: *mut c_void,
     gfp: c_uint,
@@ -116,6 +122,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_alloc_node(
 /// `s` must be a live cache handle, and `obj` null or an object allocated from it and
 /// not freed since.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_free(s: *mut c_void, obj: *mut c_void) {
     if let Some(obj) = NonNull::new(obj.cast::<u8>()) {
         // SAFETY: live handle and object of it (caller).
@@ -129,6 +136,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_free(s: *mut c_void, obj: *mut c_voi
 ///
 /// `s` must be a live cache handle and `p` valid for writing `nr` pointers.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_alloc_bulk(
     s: *mut c_void,
     gfp: c_uint,
@@ -155,6 +163,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_alloc_bulk(
 /// `s` must be a live cache handle and `p` hold `nr` objects allocated from it and not
 /// freed since.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_free_bulk(
     s: *mut c_void,
     nr: usize,
@@ -175,6 +184,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_free_bulk(
 ///
 /// `s` must be a live cache handle.
 #[no_mangle]
+#[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_shrink(s: *mut c_void) {
     // SAFETY: live handle (caller).
     unsafe { cache(s) }.shrink();

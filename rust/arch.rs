@@ -18,51 +18,67 @@
 
 use core::arch::asm;
 
-/// Reads the `u64` at the per-cpu address `pcp` on the current CPU.
+/// Reads the `u64` at per-cpu address `base + OFF` on the current CPU.
 ///
 /// # Safety
 ///
-/// `pcp` must be the address, in the per-cpu address space, of a `u64` inside a live
-/// per-cpu allocation.
+/// `base + OFF` must be the address, in the per-cpu address space, of a `u64` inside a
+/// live per-cpu allocation.
 #[inline(always)]
-pub(crate) unsafe fn this_cpu_read(pcp: *const u64) -> u64 {
+pub(crate) unsafe fn this_cpu_read<const OFF: usize>(base: *const u8) -> u64 {
     let v: u64;
-    // SAFETY: The caller guarantees `pcp` is a valid per-cpu address of a `u64`; `%gs`
-    // holds the current CPU's per-cpu base, so `gs:[pcp]` is this CPU's copy.
+    // SAFETY: The caller guarantees `base + OFF` is a valid per-cpu address of a `u64`;
+    // `%gs` holds the current CPU's per-cpu base, so `gs:[base + OFF]` is this CPU's copy.
     unsafe {
-        asm!("mov {v}, qword ptr gs:[{p}]", p = in(reg) pcp, v = lateout(reg) v,
-             options(nostack, preserves_flags, readonly));
+        asm!("mov {v}, qword ptr gs:[{p} + {off}]", p = in(reg) base, off = const OFF,
+             v = lateout(reg) v, options(nostack, preserves_flags, readonly));
     }
     v
 }
 
-/// Adds one to the `u64` at the per-cpu address `pcp` on the current CPU, with one
+/// Adds one to the `u64` at per-cpu address `base + off` on the current CPU, with one
 /// instruction: safe against interrupts and preemption, and without a bus lock.
 ///
 /// # Safety
 ///
-/// `pcp` must be the address, in the per-cpu address space, of a `u64` inside a live
-/// per-cpu allocation.
+/// `base + off` must be the address, in the per-cpu address space, of a `u64` inside a
+/// live per-cpu allocation.
 #[inline(always)]
-pub(crate) unsafe fn this_cpu_inc(pcp: *mut u64) {
+pub(crate) unsafe fn this_cpu_inc(base: *mut u8, off: usize) {
     // SAFETY: As for `this_cpu_read`; the instruction is a read-modify-write of this CPU's
     // copy only.
     unsafe {
-        asm!("inc qword ptr gs:[{p}]", p = in(reg) pcp, options(nostack));
+        asm!("inc qword ptr gs:[{p} + {o}]", p = in(reg) base, o = in(reg) off,
+             options(nostack));
     }
 }
 
-/// Adds `n` to the `u64` at the per-cpu address `pcp` on the current CPU, with one
+/// [`this_cpu_inc`] with a constant offset, folded into the instruction.
+///
+/// # Safety
+///
+/// As for [`this_cpu_inc`], with `off = OFF`.
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_inc_at<const OFF: usize>(base: *mut u8) {
+    // SAFETY: As for `this_cpu_inc`.
+    unsafe {
+        asm!("inc qword ptr gs:[{p} + {off}]", p = in(reg) base, off = const OFF,
+             options(nostack));
+    }
+}
+
+/// Adds `n` to the `u64` at per-cpu address `base + off` on the current CPU, with one
 /// instruction.
 ///
 /// # Safety
 ///
 /// As for [`this_cpu_inc`].
 #[inline(always)]
-pub(crate) unsafe fn this_cpu_add(pcp: *mut u64, n: u64) {
+pub(crate) unsafe fn this_cpu_add(base: *mut u8, off: usize, n: u64) {
     // SAFETY: As for `this_cpu_inc`.
     unsafe {
-        asm!("add qword ptr gs:[{p}], {n}", p = in(reg) pcp, n = in(reg) n, options(nostack));
+        asm!("add qword ptr gs:[{p} + {o}], {n}", p = in(reg) base, o = in(reg) off,
+             n = in(reg) n, options(nostack));
     }
 }
 
@@ -78,28 +94,28 @@ pub(crate) unsafe fn this_cpu_add(pcp: *mut u64, n: u64) {
 /// inside a live per-cpu allocation, and the CPU must have CX16 ([`has_cmpxchg16b`]).
 #[inline(always)]
 pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
-    let ok: u8;
     // SAFETY: The caller guarantees the address and the CPU feature. `rbx` cannot be named
     // as an operand, so the low half of `new` is swapped into it around the instruction
-    // and the original value restored; `mov` and `xchg` leave the flags alone for `sete`.
-    // The address is pinned to `rsi`: a `reg` operand may be given `rbx`, which the swap
-    // overwrites.
+    // and swapped back after, leaving both registers as they were; `xchg` leaves the flags
+    // alone for the jump. The operands are pinned to caller-saved registers, so that no
+    // callee-saved one needs saving on the fast path; the jump to a label (asm goto)
+    // spares a `sete`/`test` pair.
     unsafe {
         asm!(
-            "xchg {lo}, rbx",
+            "xchg r11, rbx",
             "cmpxchg16b xmmword ptr gs:[rsi]",
-            "mov rbx, {lo}",
-            "sete {ok}",
+            "xchg r11, rbx",
+            "jne {fail}",
             in("rsi") pcp,
-            lo = inout(reg) new[0] => _,
-            ok = out(reg_byte) ok,
+            in("r11") new[0],
+            in("rcx") new[1],
             inout("rax") old[0] => _,
             inout("rdx") old[1] => _,
-            in("rcx") new[1],
+            fail = label { return false; },
             options(nostack),
         );
     }
-    ok != 0
+    true
 }
 
 /// Compares the 16 bytes at `ptr` with `old` and, if equal, replaces them with `new`,
@@ -111,41 +127,39 @@ pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64
 /// be written atomically while other CPUs may access it; the CPU must have CX16.
 #[inline(always)]
 pub(crate) unsafe fn cmpxchg16b(ptr: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
-    let ok: u8;
-    // SAFETY: The caller guarantees the address and the CPU feature; `rbx` and `rsi` as
-    // above.
+    // SAFETY: The caller guarantees the address and the CPU feature; registers as above.
     unsafe {
         asm!(
-            "xchg {lo}, rbx",
+            "xchg r11, rbx",
             "lock cmpxchg16b xmmword ptr [rsi]",
-            "mov rbx, {lo}",
-            "sete {ok}",
+            "xchg r11, rbx",
+            "jne {fail}",
             in("rsi") ptr,
-            lo = inout(reg) new[0] => _,
-            ok = out(reg_byte) ok,
+            in("r11") new[0],
+            in("rcx") new[1],
             inout("rax") old[0] => _,
             inout("rdx") old[1] => _,
-            in("rcx") new[1],
+            fail = label { return false; },
             options(nostack),
         );
     }
-    ok != 0
+    true
 }
 
-/// Reads the `usize` at `ptr` without KASAN instrumentation (see the module
+/// Reads the `usize` at `base + off` without KASAN instrumentation (see the module
 /// documentation).
 ///
 /// # Safety
 ///
-/// `ptr` must be mapped and aligned for a `usize`; the memory may be concurrently written,
-/// and the value is only meaningful if the caller validates it afterwards.
+/// `base + off` must be mapped and aligned for a `usize`; the memory may be concurrently
+/// written, and the value is only meaningful if the caller validates it afterwards.
 #[inline(always)]
-pub(crate) unsafe fn read_word_unchecked(ptr: *const usize) -> usize {
+pub(crate) unsafe fn read_word_unchecked(base: *const u8, off: usize) -> usize {
     let v: usize;
-    // SAFETY: The caller guarantees `ptr` is mapped and aligned.
+    // SAFETY: The caller guarantees `base + off` is mapped and aligned.
     unsafe {
-        asm!("mov {v}, qword ptr [{p}]", p = in(reg) ptr, v = lateout(reg) v,
-             options(nostack, preserves_flags, readonly));
+        asm!("mov {v}, qword ptr [{b} + {o}]", b = in(reg) base, o = in(reg) off,
+             v = lateout(reg) v, options(nostack, preserves_flags, readonly));
     }
     v
 }

@@ -251,22 +251,22 @@ impl CacheCore {
         (n.nr_slabs(), n.total_objects(), n.nr_partial())
     }
 
+    /// Offset of counter `s` in a `CpuSlab`.
+    const fn stat_offset(s: Stat) -> usize {
+        offset_of!(CpuSlab, stats) + s as usize * 8
+    }
+
     /// Counts `s` on the current CPU.
     #[inline(always)]
     fn stat(&self, s: Stat) {
-        let at = self
-            .cpu
-            .pcpu()
-            .wrapping_byte_add(offset_of!(CpuSlab, stats) + s as usize * 8);
-        // SAFETY: `at` is the per-cpu address of counter `s` of this cache's live per-cpu
-        // area.
-        unsafe { arch::this_cpu_inc(at.cast()) };
+        // SAFETY: The address is counter `s` of this cache's live per-cpu area.
+        unsafe { arch::this_cpu_inc(self.pcpu(), Self::stat_offset(s)) };
     }
 
-    /// Per-cpu address of a `CpuSlab` field.
+    /// The per-cpu address of this cache's `CpuSlab`.
     #[inline(always)]
-    fn pcpu_field(&self, offset: usize) -> *mut u64 {
-        self.cpu.pcpu().wrapping_byte_add(offset).cast()
+    fn pcpu(&self) -> *mut u8 {
+        self.cpu.pcpu().cast()
     }
 
     // ----- allocation ---------------------------------------------------------------
@@ -283,38 +283,47 @@ impl CacheCore {
     /// (freelist, tid), without a lock, an atomic bus operation or interrupts off.
     #[inline]
     pub(crate) fn alloc_node(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
-        let unit = self.pcpu_field(offset_of!(CpuSlab, freelist));
-        let tid_at = self.pcpu_field(offset_of!(CpuSlab, tid));
-        let node_at = self.pcpu_field(offset_of!(CpuSlab, node));
+        const FREELIST: usize = offset_of!(CpuSlab, freelist);
+        const TID: usize = offset_of!(CpuSlab, tid);
+        const NODE: usize = offset_of!(CpuSlab, node);
+        let pcpu = self.pcpu();
         loop {
-            // The transaction id is read first: any change of this CPU's slab state after it
-            // (an interrupt, a preemption, a migration to another CPU) changes the id, so
-            // the `cmpxchg16b` fails and the loop starts over.
-            // SAFETY: The addresses given to the `this_cpu_*` helpers here are fields of
-            // this cache's live per-cpu area.
-            let tid = unsafe { arch::this_cpu_read(tid_at) };
+            // The transaction id is read first: any change of this CPU's slab state after
+            // it (an interrupt, a preemption, a migration to another CPU) changes the id,
+            // so the `cmpxchg16b` fails and the loop starts over.
+            // SAFETY: The `this_cpu_*` addresses here are fields of this cache's live
+            // per-cpu `CpuSlab`.
+            let tid = unsafe { arch::this_cpu_read::<TID>(pcpu) };
             // SAFETY: As above.
-            let object = unsafe { arch::this_cpu_read(unit) } as usize as *mut u8;
+            let object = unsafe { arch::this_cpu_read::<FREELIST>(pcpu) } as usize as *mut u8;
             if object.is_null()
                 // SAFETY: As above.
-                || (node != NO_NODE && unsafe { arch::this_cpu_read(node_at) } != node as u64)
+                || (node != NO_NODE && unsafe { arch::this_cpu_read::<NODE>(pcpu) } != node as u64)
             {
-                return self.alloc_slow(gfp, node);
+                let object = self.alloc_slow(gfp, node);
+                return NonNull::new(object).ok_or_else(|| {
+                    if node != NO_NODE && !shim::node_online(node) {
+                        EINVAL
+                    } else {
+                        ENOMEM
+                    }
+                });
             }
             // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it
             // lies in mapped slab memory; if it was taken meanwhile the read value is
             // discarded by the failing `cmpxchg16b`.
             let next = unsafe { free_pointer(object, self.layout.free_offset) };
-            // SAFETY: `unit` is the 16-byte aligned (freelist, tid) pair of this CPU's copy;
-            // CX16 was checked at creation.
+            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of this
+            // CPU's copy; CX16 was checked at creation.
             if unsafe {
                 arch::this_cpu_cmpxchg16b(
-                    unit,
+                    pcpu.wrapping_add(FREELIST).cast(),
                     [object as u64, tid],
                     [next as u64, tid.wrapping_add(TID_STEP)],
                 )
             } {
-                self.stat(Stat::AllocFast);
+                // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
+                unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
                 // SAFETY: non-null, checked above.
                 return Ok(unsafe { NonNull::new_unchecked(object) });
             }
@@ -322,11 +331,13 @@ impl CacheCore {
     }
 
     /// The allocation slow path (`___slab_alloc`), with interrupts off on this CPU except
-    /// while a new slab comes from the page allocator.
+    /// while a new slab comes from the page allocator. Returns null on failure (a node
+    /// that is not online, or no memory): a plain pointer keeps the fast path's caller
+    /// free of a stack slot for the result.
     #[inline(never)]
-    fn alloc_slow(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
+    fn alloc_slow(&self, gfp: Gfp, node: i32) -> *mut u8 {
         if node != NO_NODE && !shim::node_online(node) {
-            return Err(EINVAL);
+            return ptr::null_mut();
         }
         let irq = IrqDisabled::new();
         self.stat(Stat::AllocSlow);
@@ -355,18 +366,19 @@ impl CacheCore {
                     }
                     self.stat(Stat::RefillFromSlab);
                 }
-                return Ok(self.load_object(c, object));
+                return self.load_object(c, object);
             }
             if let Some((slab, object)) = self.get_partial(node, &irq) {
                 self.install(c, slab, object);
-                return Ok(self.load_object(c, object));
+                return self.load_object(c, object);
             }
             // A new slab; the page allocator may sleep, so interrupts go back on, and
             // the task may come back on another CPU.
             drop(irq);
-            let (slab, object) = self.new_slab(gfp, node).inspect_err(|_| {
+            let Ok((slab, object)) = self.new_slab(gfp, node) else {
                 self.stat(Stat::AllocFailed);
-            })?;
+                return ptr::null_mut();
+            };
             let _irq = IrqDisabled::new();
             // SAFETY: As above, for the CPU we are on now.
             let c = unsafe { &mut *self.cpu.this_cpu() };
@@ -374,7 +386,7 @@ impl CacheCore {
                 self.flush(c);
             }
             self.install(c, slab, object);
-            return Ok(self.load_object(c, object));
+            return self.load_object(c, object);
         }
     }
 
@@ -391,12 +403,11 @@ impl CacheCore {
     }
 
     /// Hands out `object`, the head of this CPU's free list, keeping the rest.
-    fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> NonNull<u8> {
+    fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> *mut u8 {
         // SAFETY: `object` is a free object owned by this CPU.
         c.freelist = unsafe { free_pointer(object, self.layout.free_offset) } as u64;
         c.tid = c.tid.wrapping_add(TID_STEP);
-        // SAFETY: the callers pass a non-null object.
-        unsafe { NonNull::new_unchecked(object) }
+        object
     }
 
     /// Gives this CPU's active slab back to its node (`deactivate_slab`). Interrupts are
@@ -602,33 +613,37 @@ impl CacheCore {
     /// be used afterwards.
     #[inline]
     pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
+        const FREELIST: usize = offset_of!(CpuSlab, freelist);
+        const TID: usize = offset_of!(CpuSlab, tid);
+        const SLAB: usize = offset_of!(CpuSlab, slab);
         let object = object.as_ptr();
         // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
         let slab = unsafe { mm::slab_of(object) } as u64;
-        let unit = self.pcpu_field(offset_of!(CpuSlab, freelist));
-        let tid_at = self.pcpu_field(offset_of!(CpuSlab, tid));
-        let slab_at = self.pcpu_field(offset_of!(CpuSlab, slab));
+        let pcpu = self.pcpu();
         loop {
-            // SAFETY: Per-cpu fields of this cache; `tid` first, as in `alloc_node`.
-            let tid = unsafe { arch::this_cpu_read(tid_at) };
+            // SAFETY: Fields of this cache's live per-cpu `CpuSlab`; `tid` first, as in
+            // `alloc_node`.
+            let tid = unsafe { arch::this_cpu_read::<TID>(pcpu) };
             // SAFETY: As above.
-            if unsafe { arch::this_cpu_read(slab_at) } != slab {
+            if unsafe { arch::this_cpu_read::<SLAB>(pcpu) } != slab {
                 // SAFETY: The caller's guarantees pass on.
                 return unsafe { self.free_slow(slab as usize as *mut Slab, object) };
             }
             // SAFETY: As above.
-            let head = unsafe { arch::this_cpu_read(unit) } as usize as *mut u8;
+            let head = unsafe { arch::this_cpu_read::<FREELIST>(pcpu) } as usize as *mut u8;
             // SAFETY: The caller owns `object`, a free-to-be object of this cache.
             unsafe { set_free_pointer(object, self.layout.free_offset, head) };
-            // SAFETY: `unit` is the 16-byte aligned (freelist, tid) pair of this CPU's copy.
+            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of this
+            // CPU's copy.
             if unsafe {
                 arch::this_cpu_cmpxchg16b(
-                    unit,
+                    pcpu.wrapping_add(FREELIST).cast(),
                     [head as u64, tid],
                     [object as u64, tid.wrapping_add(TID_STEP)],
                 )
             } {
-                self.stat(Stat::FreeFast);
+                // SAFETY: The `free_fast` counter of this cache's per-cpu area.
+                unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::FreeFast) }>(pcpu) };
                 return;
             }
         }
@@ -643,21 +658,33 @@ impl CacheCore {
     /// As for [`CacheCore::free`]; `slab` is the object's slab.
     #[inline(never)]
     unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
+        // SAFETY: One object is a chain of one.
+        unsafe { self.free_chain(slab, object, object, 1) }
+    }
+
+    /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
+    /// pointers (the free pointer of `tail` is set here), with one update of the slab.
+    ///
+    /// # Safety
+    ///
+    /// The objects are live objects of this cache in `slab`, owned by the caller and not
+    /// used afterwards; the chain links exactly them.
+    unsafe fn free_chain(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
         self.stat(Stat::FreeSlow);
-        // SAFETY: The object is live, so its slab is.
+        // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
         let off = self.layout.free_offset;
         loop {
             let old = s.state();
-            let inuse = old.inuse() - 1;
+            let inuse = old.inuse() - count;
             if !old.frozen() && (inuse == 0 || old.freelist.is_null()) {
                 // SAFETY: As for this function.
-                return unsafe { self.free_slow_locked(slab, object) };
+                return unsafe { self.free_chain_locked(slab, head, tail, count) };
             }
-            // SAFETY: The caller owns `object`.
-            unsafe { set_free_pointer(object, off, old.freelist) };
+            // SAFETY: The caller owns `tail`.
+            unsafe { set_free_pointer(tail, off, old.freelist) };
             let new = State {
-                freelist: object,
+                freelist: head,
                 counters: slab::counters(inuse, old.frozen()),
             };
             if s.update(old, new) {
@@ -673,9 +700,9 @@ impl CacheCore {
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free_slow`].
-    unsafe fn free_slow_locked(&self, slab: *mut Slab, object: *mut u8) {
-        // SAFETY: The object is live, so its slab is.
+    /// As for [`CacheCore::free_chain`].
+    unsafe fn free_chain_locked(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
+        // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
         let node = self.node(s.node);
         let irq = IrqDisabled::new();
@@ -683,11 +710,11 @@ impl CacheCore {
         self.stat(Stat::FreeLocked);
         let (old, new) = loop {
             let old = s.state();
-            // SAFETY: The caller owns `object`.
-            unsafe { set_free_pointer(object, self.layout.free_offset, old.freelist) };
+            // SAFETY: The caller owns `tail`.
+            unsafe { set_free_pointer(tail, self.layout.free_offset, old.freelist) };
             let new = State {
-                freelist: object,
-                counters: slab::counters(old.inuse() - 1, old.frozen()),
+                freelist: head,
+                counters: slab::counters(old.inuse() - count, old.frozen()),
             };
             if s.update(old, new) {
                 break (old, new);
@@ -743,60 +770,67 @@ impl CacheCore {
                     taken += 1;
                 }
                 c.tid = c.tid.wrapping_add(TID_STEP);
-                let at = self.pcpu_field(offset_of!(CpuSlab, stats) + Stat::AllocFast as usize * 8);
                 // SAFETY: Per-cpu counter of this cache.
-                unsafe { arch::this_cpu_add(at, taken) };
+                unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::AllocFast), taken) };
             }
             if i < out.len() {
-                match self.alloc_slow(gfp, NO_NODE) {
-                    Ok(o) => {
-                        out[i] = o.as_ptr();
-                        i += 1;
-                    }
-                    Err(e) => {
-                        // SAFETY: `out[..i]` were just allocated from this cache.
-                        unsafe { self.free_bulk(&out[..i]) };
-                        return Err(e);
-                    }
+                let object = self.alloc_slow(gfp, NO_NODE);
+                if object.is_null() {
+                    // SAFETY: `out[..i]` were just allocated from this cache.
+                    unsafe { self.free_bulk(&out[..i]) };
+                    return Err(ENOMEM);
                 }
+                out[i] = object;
+                i += 1;
             }
         }
         Ok(())
     }
 
-    /// Frees every object of `objects`.
+    /// Frees every object of `objects`. Objects of this CPU's active slab go on its free
+    /// list; a run of objects of another slab is chained and freed with one update of
+    /// that slab (SLUB's detached free lists, for the common case of objects that were
+    /// allocated together).
     ///
     /// # Safety
     ///
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
+        let off = self.layout.free_offset;
         let _irq = IrqDisabled::new();
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         let c = unsafe { &mut *self.cpu.this_cpu() };
         let mut fast = 0u64;
-        for &object in objects {
+        let mut i = 0;
+        while i < objects.len() {
+            let first = objects[i];
             // SAFETY: The caller guarantees a live object of this cache.
-            let slab = unsafe { mm::slab_of(object) } as u64;
+            let slab = unsafe { mm::slab_of(first) } as u64;
+            i += 1;
             if slab == c.slab {
-                // SAFETY: The caller owns `object`.
-                unsafe {
-                    set_free_pointer(
-                        object,
-                        self.layout.free_offset,
-                        c.freelist as usize as *mut u8,
-                    )
-                };
-                c.freelist = object as u64;
+                // SAFETY: The caller owns `first`, an object of the CPU's active slab.
+                unsafe { set_free_pointer(first, off, c.freelist as usize as *mut u8) };
+                c.freelist = first as u64;
                 fast += 1;
-            } else {
-                // SAFETY: As for this function; the slow path takes its own locks.
-                unsafe { self.free_slow(slab as usize as *mut Slab, object) };
+                continue;
             }
+            // Chain the run of objects of the same slab in front of `first`.
+            let (mut head, mut count) = (first, 1u32);
+            // SAFETY: As above, for each object.
+            while i < objects.len() && unsafe { mm::slab_of(objects[i]) } as u64 == slab {
+                // SAFETY: The caller owns `objects[i]`.
+                unsafe { set_free_pointer(objects[i], off, head) };
+                head = objects[i];
+                count += 1;
+                i += 1;
+            }
+            // SAFETY: `head`..`first` chains `count` objects of `slab` owned by the caller;
+            // the slow path takes its own locks (interrupts may already be off).
+            unsafe { self.free_chain(slab as usize as *mut Slab, head, first, count) };
         }
         c.tid = c.tid.wrapping_add(TID_STEP);
-        let at = self.pcpu_field(offset_of!(CpuSlab, stats) + Stat::FreeFast as usize * 8);
         // SAFETY: Per-cpu counter of this cache.
-        unsafe { arch::this_cpu_add(at, fast) };
+        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::FreeFast), fast) };
     }
 
     // ----- shrinking and destruction ------------------------------------------------

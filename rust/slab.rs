@@ -231,5 +231,5 @@ pub(crate) unsafe fn set_free_pointer(obj: *mut u8, offset: u32, next: *mut u8) 
 #[inline(always)]
 pub(crate) unsafe fn free_pointer(obj: *mut u8, offset: u32) -> *mut u8 {
     // SAFETY: The caller guarantees the word is mapped and pointer aligned.
-    unsafe { arch::read_word_unchecked(obj.add(offset as usize).cast::<usize>()) as *mut u8 }
+    unsafe { arch::read_word_unchecked(obj, offset as usize) as *mut u8 }
 }

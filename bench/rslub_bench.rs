@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! rslub's benchmarks, as a module of their own: rslub against the kernel's kmem_cache in
+//! the same boot, and the four seed experiments. They run while the module loads and
+//! print `RESULT` lines that `make bench` (scripts/bench.sh) collects; the module then
+//! stays loaded, doing nothing, until removed.
+//!
+//! Like the KUnit module, it compiles the very same sources of `rust/`.
+
+use kernel::prelude::*;
+
+// The crate's modules, as `rust/rslub.rs` declares them.
+#[path = "../rust/api.rs"]
+mod api;
+#[path = "../rust/arch.rs"]
+mod arch;
+#[path = "../rust/cache.rs"]
+mod cache;
+#[path = "../rust/debugfs.rs"]
+mod debugfs;
+#[path = "../rust/gfp.rs"]
+#[expect(dead_code, reason = "the benchmarks call the C API, not `Gfp::KERNEL`")]
+mod gfp;
+#[path = "../rust/layout.rs"]
+mod layout;
+#[path = "../rust/mm.rs"]
+mod mm;
+#[path = "../rust/node.rs"]
+mod node;
+#[path = "../rust/params.rs"]
+#[expect(dead_code, reason = "the load message of the main module is not printed here")]
+mod params;
+#[path = "../rust/percpu.rs"]
+mod percpu;
+#[path = "../rust/registry.rs"]
+mod registry;
+#[path = "../rust/shim.rs"]
+mod shim;
+#[path = "../rust/slab.rs"]
+mod slab;
+#[path = "../rust/stats.rs"]
+mod stats;
+#[path = "../rust/topology.rs"]
+mod topology;
+
+// Helpers shared with the KUnit module: threads, pinning, the clock.
+#[path = "../tests-kunit/test_shim.rs"]
+#[expect(dead_code, reason = "the benchmarks use some of the test helpers only")]
+mod test_shim;
+
+mod bench;
+#[path = "kmem.rs"]
+mod bench_kmem;
+
+module! {
+    type: RslubBench,
+    name: "rslub_bench",
+    authors: ["rslub developers"],
+    description: "Benchmarks of rslub against the kernel's kmem_cache",
+    license: "GPL",
+    params: {
+        suite: u32 {
+            default: 0,
+            description: "0: side by side and seeds 000-002; 1: seed 003 only",
+        },
+    },
+}
+
+/// The loaded benchmark module.
+struct RslubBench;
+
+impl kernel::Module for RslubBench {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        let params = params::Params::new(params::RawParams::DEFAULT)?;
+        // SAFETY: Called once, here, before anything else uses the registry.
+        unsafe { registry::init(params, c"rslub_bench") };
+        match module_parameters::suite.value() {
+            0 => {
+                bench::side_by_side()?;
+                bench::seed000()?;
+                bench::seed001()?;
+                bench::seed002()?;
+            }
+            _ => bench::seed003()?,
+        }
+        pr_info!("done\n");
+        Ok(Self)
+    }
+}
+
+impl Drop for RslubBench {
+    fn drop(&mut self) {
+        registry::exit();
+    }
+}
