@@ -61,7 +61,10 @@ impl Allocator for Rslub {
 }
 
 extern "C" {
-    fn rslub_bench_kc_create(name: *const u8, size: u32) -> *mut bindings::kmem_cache;
+    fn rslub_bench_kc_create(
+        name: *const kernel::ffi::c_char,
+        size: u32,
+    ) -> *mut bindings::kmem_cache;
 }
 
 /// The kernel's own kmem_cache.
@@ -74,7 +77,7 @@ impl Kernel {
     /// A new, unmerged kernel cache of `size`-byte objects.
     pub(crate) fn new(name: &CStr, size: u32) -> Result<Self> {
         // SAFETY: `name` is a valid C string that outlives the cache (a literal).
-        let c = unsafe { rslub_bench_kc_create(name.as_ptr().cast(), size) };
+        let c = unsafe { rslub_bench_kc_create(name.as_char_ptr(), size) };
         if c.is_null() {
             return Err(ENOMEM);
         }

@@ -28,7 +28,10 @@ mod mm;
 #[path = "../rust/node.rs"]
 mod node;
 #[path = "../rust/params.rs"]
-#[expect(dead_code, reason = "the load message of the main module is not printed here")]
+#[expect(
+    dead_code,
+    reason = "the load message of the main module is not printed here"
+)]
 mod params;
 #[path = "../rust/percpu.rs"]
 mod percpu;
@@ -61,7 +64,7 @@ module! {
     params: {
         suite: u32 {
             default: 0,
-            description: "0: side by side and seeds 000-002; 1: seed 003 only",
+            description: "0: side by side and seeds 000-002; 1: seed 003; 2: wall clock",
         },
     },
 }
@@ -81,7 +84,8 @@ impl kernel::Module for RslubBench {
                 bench::seed001()?;
                 bench::seed002()?;
             }
-            _ => bench::seed003()?,
+            1 => bench::seed003()?,
+            _ => bench::wallclock()?,
         }
         pr_info!("done\n");
         Ok(Self)

@@ -771,7 +771,9 @@ impl CacheCore {
                 }
                 c.tid = c.tid.wrapping_add(TID_STEP);
                 // SAFETY: Per-cpu counter of this cache.
-                unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::AllocFast), taken) };
+                unsafe {
+                    arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::AllocFast), taken)
+                };
             }
             if i < out.len() {
                 let object = self.alloc_slow(gfp, NO_NODE);

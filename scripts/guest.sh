@@ -17,7 +17,7 @@ mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # `run` keeps the console quiet (what matters is printed from dmesg); `test` leaves the
 # kernel log on the console, which the host keeps in vng.log, for a guest that hangs.
 [ "$mode" = run ] && dmesg -n 1 2>/dev/null
-[ "$mode" = bench ] && dmesg -n 6 2>/dev/null # progress lines reach the console
+[ "$mode" = bench ] && dmesg -n 7 2>/dev/null # progress lines reach the console
 
 # Kernel log lines printed since mark_log was last called.
 log_mark=0

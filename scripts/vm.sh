@@ -117,9 +117,10 @@ bench)
 	out=${2:?vm.sh bench OUT}
 	rundir=$(mktemp -d "$RSLUB_CACHE/bench.XXXXXX")
 	log "bench: $where; rslub_bench ${BENCH_PARAMS:-}"
-	# The icount clock: one guest nanosecond per guest instruction.
-	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" \
-		--qemu-opts "-icount shift=0,align=off,sleep=off" \
+	# The icount clock (one guest nanosecond per guest instruction), unless WALLCLOCK=1.
+	icount=(--qemu-opts "-icount shift=0,align=off,sleep=off")
+	[ "${WALLCLOCK:-0}" = 1 ] && icount=()
+	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" "${icount[@]}" \
 		--exec "$RSLUB_TOP/scripts/guest.sh bench $rundir $moddir '${BENCH_PARAMS:-}'" \
 		</dev/null 2>&1 | tee "$rundir/vng.log" |
 		sed -un 's/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2
