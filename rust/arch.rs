@@ -82,6 +82,37 @@ pub(crate) unsafe fn this_cpu_add(base: *mut u8, off: usize, n: u64) {
     }
 }
 
+/// `cmpxchg16b` on the 16 bytes at `rsi`, with the given instruction text (prefix and
+/// segment): compares them with `old` and, if equal, writes `new`; evaluates to whether it
+/// did.
+///
+/// `rbx` cannot be named as an operand, so the low half of `new` is swapped into it around
+/// the instruction and swapped back after, leaving both registers as they were; `xchg`
+/// leaves the flags alone for the jump. The operands are pinned to caller-saved
+/// registers, so that no callee-saved one needs saving on the fast path; the jump to a
+/// label (asm goto) spares a `sete`/`test` pair.
+macro_rules! cmpxchg16b {
+    ($insn:literal, $ptr:expr, $old:expr, $new:expr) => {{
+        let (old, new): ([u64; 2], [u64; 2]) = ($old, $new);
+        'done: {
+            asm!(
+                "xchg r11, rbx",
+                $insn,
+                "xchg r11, rbx",
+                "jne {fail}",
+                in("rsi") $ptr,
+                in("r11") new[0],
+                in("rcx") new[1],
+                inout("rax") old[0] => _,
+                inout("rdx") old[1] => _,
+                fail = label { break 'done false; },
+                options(nostack),
+            );
+            true
+        }
+    }};
+}
+
 /// Compares the 16 bytes at per-cpu address `pcp` on the current CPU with `old` and, if
 /// equal, replaces them with `new`. Returns whether it did.
 ///
@@ -94,28 +125,9 @@ pub(crate) unsafe fn this_cpu_add(base: *mut u8, off: usize, n: u64) {
 /// inside a live per-cpu allocation, and the CPU must have CX16 ([`has_cmpxchg16b`]).
 #[inline(always)]
 pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
-    // SAFETY: The caller guarantees the address and the CPU feature. `rbx` cannot be named
-    // as an operand, so the low half of `new` is swapped into it around the instruction
-    // and swapped back after, leaving both registers as they were; `xchg` leaves the flags
-    // alone for the jump. The operands are pinned to caller-saved registers, so that no
-    // callee-saved one needs saving on the fast path; the jump to a label (asm goto)
-    // spares a `sete`/`test` pair.
-    unsafe {
-        asm!(
-            "xchg r11, rbx",
-            "cmpxchg16b xmmword ptr gs:[rsi]",
-            "xchg r11, rbx",
-            "jne {fail}",
-            in("rsi") pcp,
-            in("r11") new[0],
-            in("rcx") new[1],
-            inout("rax") old[0] => _,
-            inout("rdx") old[1] => _,
-            fail = label { return false; },
-            options(nostack),
-        );
-    }
-    true
+    // SAFETY: The caller guarantees the address and the CPU feature; `gs:` makes it this
+    // CPU's copy.
+    unsafe { cmpxchg16b!("cmpxchg16b xmmword ptr gs:[rsi]", pcp, old, new) }
 }
 
 /// Compares the 16 bytes at `ptr` with `old` and, if equal, replaces them with `new`,
@@ -127,23 +139,8 @@ pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64
 /// be written atomically while other CPUs may access it; the CPU must have CX16.
 #[inline(always)]
 pub(crate) unsafe fn cmpxchg16b(ptr: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
-    // SAFETY: The caller guarantees the address and the CPU feature; registers as above.
-    unsafe {
-        asm!(
-            "xchg r11, rbx",
-            "lock cmpxchg16b xmmword ptr [rsi]",
-            "xchg r11, rbx",
-            "jne {fail}",
-            in("rsi") ptr,
-            in("r11") new[0],
-            in("rcx") new[1],
-            inout("rax") old[0] => _,
-            inout("rdx") old[1] => _,
-            fail = label { return false; },
-            options(nostack),
-        );
-    }
-    true
+    // SAFETY: The caller guarantees the address and the CPU feature.
+    unsafe { cmpxchg16b!("lock cmpxchg16b xmmword ptr [rsi]", ptr, old, new) }
 }
 
 /// Reads the `usize` at `base + off` without KASAN instrumentation (see the module

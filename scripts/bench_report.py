@@ -301,17 +301,20 @@ push, with the same loop around it.
 
 What the figures do not say: icount counts instructions, not cycles. It ignores cache
 misses, the latency of atomic and locked instructions, and the cost of switching the
-interrupt flag. rslub's fast path uses an unlocked ``cmpxchg16b`` (tens of cycles on
-current x86 cores per Agner Fog's instruction tables, but no bus lock), the kernel's
-sheaves a per-CPU local lock; their real cost on hardware differs from their instruction
-count. With several CPUs running at once (``all_cpus``, seed 001) the clock counts the
+interrupt flag. rslub's fast path uses an unlocked ``cmpxchg16b`` (a multi-µop
+instruction, but without a bus lock; a locked ``CMPXCHG`` measures about 19 cycles of
+throughput on Alder Lake-P at uops.info), the kernel's sheaves a per-CPU local lock;
+their real cost on hardware differs from their instruction count, and this project has
+not measured them on hardware. With several CPUs running at once (``all_cpus``, seed 001) the clock counts the
 instructions of all CPUs, so those figures are instructions per operation summed over
 the CPUs, and they include the threads' start and stop.
 
 Repeatability: figures measured on one CPU (pair, batch, bulk, node, seed 000, 002, 003)
 repeat to 0.1% from run to run. Figures with several CPUs at once (``all_cpus``,
 ``xcpu_*``, seed 001) depend on how QEMU interleaves the vCPUs and on the page allocator's
-state, and move by up to a few percent (seed 001 up to 10%) between runs.
+state, and move between runs: by a few percent, seed 001 by up to 10%, and ``all_cpus``
+by up to 25% (QEMU's round-robin over the vCPUs decides how much of their start and
+stop lands in the timed interval).
 """
 
 if __name__ == "__main__":
