@@ -173,7 +173,8 @@ fn producer_consumer<A: Allocator + Sync>(a: &A, v: &mut [*mut c_void]) -> (Cent
 fn all_cpus<A: Allocator + Sync>(a: &A, n: u64) -> Result<Centi> {
     let ncpus = Topology::read().present_cpus;
     let mut best = u64::MAX;
-    for _ in 0..3 {
+    // The fastest of ten runs: how QEMU interleaves the vCPUs moves single runs a lot.
+    for _ in 0..10 {
         let body = || {
             for _ in 0..n {
                 let p = a.alloc();
@@ -328,58 +329,66 @@ pub(crate) fn seed001() -> Result {
         }
         let rings: KVec<Ring> = rings;
         let rounds = 400u64;
-        let ops = AtomicU64::new(0);
-        let body = |cpu: u32| {
-            let next = ((cpu + 1) % ncpus.max(1)) as usize;
-            let mut batch = [0usize; 16];
-            for _ in 0..rounds {
-                for b in batch.iter_mut() {
-                    *b = r.alloc() as usize;
-                }
-                {
-                    let mut ring = rings[next].lock();
-                    for &b in batch.iter() {
-                        if ring.push(b, GFP_ATOMIC).is_err() {
-                            r.free(b as *mut c_void);
+        // The fastest of three runs (the interleaving of the vCPUs moves single runs).
+        let mut best: Option<(u64, u64, crate::stats::Stats)> = None;
+        for _ in 0..3 {
+            let ops = AtomicU64::new(0);
+            let body = |cpu: u32| {
+                let next = ((cpu + 1) % ncpus.max(1)) as usize;
+                let mut batch = [0usize; 16];
+                for _ in 0..rounds {
+                    for b in batch.iter_mut() {
+                        *b = r.alloc() as usize;
+                    }
+                    {
+                        let mut ring = rings[next].lock();
+                        for &b in batch.iter() {
+                            if ring.push(b, GFP_ATOMIC).is_err() {
+                                r.free(b as *mut c_void);
+                            }
                         }
                     }
+                    let mine = core::mem::take(&mut *rings[cpu as usize].lock());
+                    for p in mine {
+                        r.free(p as *mut c_void);
+                    }
+                    ops.fetch_add(32, Relaxed);
                 }
-                let mine = core::mem::take(&mut *rings[cpu as usize].lock());
-                for p in mine {
+            };
+            let before = r.core().stats();
+            let t0 = now_ns();
+            {
+                let mut bodies = KVec::new();
+                for cpu in 0..ncpus {
+                    let b = &body;
+                    bodies.push(move || b(cpu), GFP_KERNEL)?;
+                }
+                let mut threads = KVec::new();
+                for (cpu, b) in bodies.iter().enumerate() {
+                    let id = CpuId::from_u32(cpu as u32).ok_or(EINVAL)?;
+                    // SAFETY: `bodies` outlives `threads`, dropped (joined) first.
+                    threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
+                }
+            }
+            let dt = now_ns() - t0;
+            for ring in rings.iter() {
+                for p in core::mem::take(&mut *ring.lock()) {
                     r.free(p as *mut c_void);
                 }
-                ops.fetch_add(32, Relaxed);
             }
-        };
-        let before = r.core().stats();
-        let t0 = now_ns();
-        {
-            let mut bodies = KVec::new();
-            for cpu in 0..ncpus {
-                let b = &body;
-                bodies.push(move || b(cpu), GFP_KERNEL)?;
-            }
-            let mut threads = KVec::new();
-            for (cpu, b) in bodies.iter().enumerate() {
-                let id = CpuId::from_u32(cpu as u32).ok_or(EINVAL)?;
-                // SAFETY: `bodies` outlives `threads`, dropped (joined) first.
-                threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
+            let nops = ops.load(Relaxed).max(1);
+            let d = r.core().stats().since(&before);
+            if best.is_none_or(|(bdt, bn, _)| dt * bn < bdt * nops) {
+                best = Some((dt, nops, d));
             }
         }
-        let dt = now_ns() - t0;
-        for ring in rings.iter() {
-            for p in core::mem::take(&mut *ring.lock()) {
-                r.free(p as *mut c_void);
-            }
-        }
-        let d = r.core().stats().since(&before);
+        let (dt, nops, d) = best.ok_or(EINVAL)?;
         let l = *r.core().layout();
         let total = d.get(Stat::AllocFast)
             + d.get(Stat::AllocSlow)
             + d.get(Stat::FreeFast)
             + d.get(Stat::FreeSlow);
         let slow = d.get(Stat::AllocSlow) + d.get(Stat::FreeSlow);
-        let nops = ops.load(Relaxed).max(1);
         result!(
             "\"exp\":\"seed001\",\"policy\":\"{label}\",\"order\":{},\"objects_per_slab\":{},\"alloc_slow_pct\":{},\"free_slow_pct\":{},\"slow_pct\":{},\"new_slab\":{},\"insn_per_op\":{}",
             l.order,

@@ -30,15 +30,17 @@
 //! to disable or restore.
 //!
 //! Why not the alternatives: an interrupt-off section (`local_irq_save`/`restore`)
-//! costs about as many instructions but `popf` is among the slower instructions on
-//! current x86 cores, and it would have to be a call into C from a module; a preempt-off
-//! section alone is wrong, since interrupt handlers allocate too; a per-cpu local lock
-//! (what SLUB's sheaves use) costs more instructions. The measured figures are in
-//! `Documentation/benchmarks.rst`.
+//! costs about as many instructions, but holds interrupts off, `popf` is a multi-µop
+//! instruction, and from a module it would be a call into C; a preempt-off section alone
+//! is wrong, since interrupt and softirq handlers allocate too; a per-cpu local lock
+//! (what SLUB's sheaves use) costs more instructions. The reasons are worked out in
+//! `Documentation/design.rst`, the figures in `Documentation/benchmarks.rst` (17
+//! instructions per allocation, 24 per free).
 //!
 //! ## Slow paths
 //!
-//! They run with interrupts off on the current CPU ([`shim::IrqDisabled`]) while they
+//! They are called from task and softirq context (the node lock is a `spinlock_t`, as
+//! SLUB's `list_lock`), and run with interrupts off on the current CPU ([`shim::IrqDisabled`]) while they
 //! touch that CPU's active slab, and with interrupts back on while a new slab comes from
 //! the page allocator (which may sleep). An empty CPU free list is refilled, in order,
 //! from objects other CPUs freed into the active slab, from the local node's partial
@@ -49,7 +51,8 @@
 //! shared free list with `lock cmpxchg16b` on (freelist, counters); only when the slab
 //! moves between lists (full to partial, partial to empty) is the node lock taken. An
 //! empty slab goes back to the page allocator only if its node already keeps
-//! `min_partial` partial slabs.
+//! `min_partial` other partial slabs. Shrinking and destroying flush each CPU's active
+//! slab from a worker on that CPU ([`shim::run_on_each_cpu`]).
 //!
 //! ## Lock order
 //!

@@ -60,7 +60,7 @@ done < "$out/rslub.fragment"
 [ "$dropped" -eq 0 ] || die "the kernel config lost wanted options (see above); is the toolchain complete?"
 
 jobs=$(nproc)
-log "building Linux $version ($VARIANT) with $jobs jobs (about 16 minutes on 2 cores)"
+log "building Linux $version ($VARIANT) with $jobs jobs (5 to 16 minutes on 2 cores)"
 start=$(date +%s)
 if ! make -s -C "$out" "${kargs[@]}" -j"$jobs" > "$out/build.log" 2>&1; then
 	tail -n 40 "$out/build.log" >&2
