@@ -297,7 +297,9 @@ instructions per operation, identical from boot to boot. Each figure is the fast
 40 chunks (timer interrupts, about 10,000 instructions each, drop out), divided by the
 operations in a chunk. rslub is called through its exported C API and the kernel through
 ``kmem_cache_alloc_noprof()``: one direct call each. The floor is a bare array pop and
-push, with the same loop around it.
+push, with the same loop around it. rslub's caches here have ``remote_node_defrag_ratio``
+1024 (always walk the other nodes when the local one has nothing) instead of SLUB's 1000,
+whose random draw would otherwise enter the figures.
 
 What the figures do not say: icount counts instructions, not cycles. It ignores cache
 misses, the latency of atomic and locked instructions, and the cost of switching the
@@ -309,12 +311,15 @@ not measured them on hardware. With several CPUs running at once (``all_cpus``, 
 instructions of all CPUs, so those figures are instructions per operation summed over
 the CPUs, and they include the threads' start and stop.
 
-Repeatability: two runs of ``make bench`` on one build agree within 0.1% on 288 of the
-303 instruction figures: everything measured on one CPU (pair, batch, bulk, node, seed
-000, seed 003's walk counts), and ``all_cpus`` (fastest of ten runs). The rest moved by
-up to 3.5% between two runs: the producer/consumer figures (``xcpu_*``), seed 001 (the
-threads of all CPUs interleaved by QEMU, fastest of three runs) and seed 003's instructions
-per allocation (page allocator work). The wall-clock table is a range by design.
+Repeatability: two runs of ``make bench`` on one build agree within 0.1% on the figures
+measured on one CPU: the alloc+free pairs, bulk, ``alloc_node``, ``batch``, seed 002 and
+seed 003's walk counts (page-allocator-heavy ones, such as seed 000 and the 4096-byte
+rows, within 0.5%). The figures with several CPUs do not repeat: the producer/consumer
+ones (``xcpu_*``) move by up to 4%, seed 001 by up to 10%, and ``all_cpus`` for rslub
+falls in one of two bands (about 40 or about 52) from run to run, below the one-CPU pair
+cost in the lower band, which says that QEMU's icount clock does not count every vCPU's
+instructions while several run. Read the multi-CPU figures as indications, not
+measurements. The wall-clock table is a range by design.
 """
 
 if __name__ == "__main__":
