@@ -128,7 +128,9 @@ impl CacheCore {
         if args.name.is_empty() {
             return Err(EINVAL);
         }
-        if !arch::has_cmpxchg16b() {
+        // The fast path reads the free pointer of an object that may, after a preemption,
+        // have gone back to the page allocator: that needs freed pages to stay mapped.
+        if !arch::has_cmpxchg16b() || shim::debug_pagealloc_enabled() {
             return Err(kernel::error::code::ENODEV);
         }
         let topo = crate::topology::Topology::read();
@@ -309,9 +311,10 @@ impl CacheCore {
                     }
                 });
             }
-            // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it
-            // lies in mapped slab memory; if it was taken meanwhile the read value is
-            // discarded by the failing `cmpxchg16b`.
+            // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
+            // direct-map memory of a slab, or of pages since given back; the direct map
+            // stays mapped (caches refuse `debug_pagealloc`, see `new`), and a value read
+            // from a reused object is discarded by the failing `cmpxchg16b`.
             let next = unsafe { free_pointer(object, self.layout.free_offset) };
             // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of this
             // CPU's copy; CX16 was checked at creation.

@@ -126,6 +126,10 @@ impl kernel::Module for Rslub {
             pr_err!("this CPU lacks cmpxchg16b (CX16), which the fast paths need\n");
             return Err(ENODEV);
         }
+        if shim::debug_pagealloc_enabled() {
+            pr_err!("debug_pagealloc is on: freed pages are unmapped, which the lock-free fast path cannot allow\n");
+            return Err(ENODEV);
+        }
         let topo = topology::Topology::read();
         // SAFETY: Called once, here, before anything else uses the registry.
         unsafe { registry::init(params, c"rslub") };

@@ -46,6 +46,11 @@ unsigned int rslub_cache_line_size(void)
 	return cache_line_size();
 }
 
+bool rslub_debug_pagealloc_enabled(void)
+{
+	return debug_pagealloc_enabled();
+}
+
 void *rslub_page_address(struct page *page)
 {
 	return page_address(page);

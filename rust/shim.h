@@ -16,6 +16,7 @@ bool rslub_cpu_possible(int cpu);
 bool rslub_node_online(int node);
 int rslub_numa_mem_id(void);
 unsigned int rslub_cache_line_size(void);
+bool rslub_debug_pagealloc_enabled(void);
 void *rslub_page_address(struct page *page);
 int rslub_page_to_nid(const struct page *page);
 unsigned long rslub_irq_save(void);

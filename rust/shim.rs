@@ -20,6 +20,7 @@ mod ffi {
         pub(super) fn rslub_node_online(node: i32) -> bool;
         pub(super) fn rslub_numa_mem_id() -> i32;
         pub(super) fn rslub_cache_line_size() -> u32;
+        pub(super) fn rslub_debug_pagealloc_enabled() -> bool;
         pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_irq_save() -> usize;
@@ -66,6 +67,12 @@ pub(crate) fn numa_mem_id() -> i32 {
 pub(crate) fn cache_line_size() -> u32 {
     // SAFETY: Reads boot CPU data; no precondition.
     unsafe { ffi::rslub_cache_line_size() }
+}
+
+/// Whether freed pages are unmapped from the direct map (`debug_pagealloc_enabled()`).
+pub(crate) fn debug_pagealloc_enabled() -> bool {
+    // SAFETY: Reads a static key; no precondition.
+    unsafe { ffi::rslub_debug_pagealloc_enabled() }
 }
 
 /// Direct-map address of `page` (`page_address()`).
