@@ -4,18 +4,31 @@
 //! `rslub_bench: RESULT {json}`, which `scripts/bench.sh` collects.
 //!
 //! Timing: under QEMU `-icount shift=0` the guest clock advances one nanosecond per guest
-//! instruction, so a `ktime_get()` difference is an instruction count. Every figure is the
-//! fastest of several chunks (timer interrupts fall out), divided by the operations in a
-//! chunk, in hundredths of an instruction. With several CPUs running, the clock counts
-//! the instructions of all of them, so those figures are instructions per operation
-//! summed over the CPUs.
+//! instruction, of whichever vCPU runs it (QEMU then runs the vCPUs in turn on one host
+//! thread), so a `ktime_get()` difference is an instruction count. For it to count only
+//! the work measured:
+//!
+//! - every timed run has interrupts off on its CPU (no tick, no preemption in it), which
+//!   is why the benchmarks allocate with `GFP_NOWAIT`;
+//! - the other CPUs are idle, and idle CPUs take no tick (`CONFIG_NO_HZ_IDLE`), or they
+//!   are part of the measurement ([`all_cpus`]);
+//! - a figure is the median of many runs after one to warm up: runs differ only when
+//!   something else ran.
+//!
+//! Work on several CPUs is measured one CPU at a time (the benchmark thread moves from CPU
+//! to CPU between timed runs), except [`all_cpus`], which counts the clock's advance while
+//! all CPUs run at once.
+//!
+//! The guest (`scripts/bench_vm.sh`) reads nothing from the host after boot, so two boots
+//! run the same instructions and give the same figures.
 
 use crate::{
     api,
-    bench_kmem::{Allocator, Floor, Kernel, Rslub},
+    bench_kmem::{Allocator, Floor, Kernel, Nothing, Rslub},
     cache::{CacheCore, RemoteWalk, NO_NODE},
     params::{Params, RawParams},
     registry::Cache,
+    shim::IrqDisabled,
     stats::Stat,
     test_shim::{now_ns, pin_current, Thread},
     topology::Topology,
@@ -24,14 +37,18 @@ use core::{
     ffi::c_void,
     hint::black_box,
     ptr,
-    sync::atomic::{AtomicU64, Ordering::Relaxed},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
 };
-use kernel::{cpu::CpuId, new_spinlock, prelude::*, sync::SpinLock};
+use kernel::{
+    cpu::CpuId,
+    prelude::*,
+    time::{delay::fsleep, Delta},
+};
 
 /// Object sizes of the side-by-side tables.
 pub(crate) const SIZES: [u32; 10] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
-/// Chunks per measurement; the fastest counts.
-const CHUNKS: u32 = 40;
+/// Timed runs per measurement, after one to warm up.
+const CHUNKS: usize = 60;
 
 /// Prints one result line.
 macro_rules! result {
@@ -49,17 +66,59 @@ impl kernel::fmt::Display for Centi {
     }
 }
 
-/// Instructions per operation, in hundredths, of the fastest of `CHUNKS` runs of `f`,
-/// each doing `ops` operations.
+/// Runs `f` with interrupts off on this CPU and returns the instructions it took.
+fn quiet(f: impl FnOnce()) -> u64 {
+    let _irq = IrqDisabled::new();
+    let t0 = now_ns();
+    f();
+    now_ns() - t0
+}
+
+/// Lets the machine settle before a measurement: long enough asleep for the vmstat worker
+/// (once a second) to fold this CPU's page counter deltas. Where a delta stands against
+/// its fold threshold decides how many folds each page-allocator call pays, so without
+/// this a page-allocator-heavy figure would depend on what ran before it. Under `-icount
+/// sleep=off` idle time costs no host time.
+fn settle() {
+    fsleep(Delta::from_millis(1500));
+}
+
+/// Waits until every CPU has been idle at once: a short sleep, which under icount ends
+/// only after all vCPUs halted and the clock jumped to the next timer. A CPU the
+/// benchmark thread just left is still on its way to idle, and would otherwise run that
+/// way inside the next timed run.
+fn quiesce() {
+    fsleep(Delta::from_micros(200));
+}
+
+/// [`quiet`] on `cpu`, once all CPUs are idle ([`quiesce`]).
+fn quiet_on(cpu: u32, f: impl FnOnce()) -> u64 {
+    on_cpu(cpu, || {
+        quiesce();
+        quiet(f)
+    })
+}
+
+/// The median of the runs `times`, in hundredths of an instruction per operation for
+/// `ops` operations a run. Once warm, the runs of one measurement take the same number of
+/// instructions (or cycle through a few close ones), except the few in which something
+/// else ran: another CPU woke up, and the clock counts its instructions too.
+fn per_op(times: &mut [u64], ops: u64) -> Centi {
+    times.sort_unstable();
+    let median = times.get(times.len() / 2).copied().unwrap_or(0);
+    Centi(median * 100 / ops.max(1))
+}
+
+/// Instructions per operation, in hundredths: after [`settle`] and one run of `f` to
+/// warm up, [`per_op`] of `CHUNKS` [`quiet`] runs of it, each doing `ops` operations.
 fn measure(ops: u64, mut f: impl FnMut()) -> Centi {
-    let mut best = u64::MAX;
-    for _ in 0..CHUNKS {
-        let t0 = now_ns();
-        f();
-        let dt = now_ns() - t0;
-        best = best.min(dt);
+    settle();
+    quiet(&mut f);
+    let mut times = [0u64; CHUNKS];
+    for t in times.iter_mut() {
+        *t = quiet(&mut f);
     }
-    Centi(best * 100 / ops.max(1))
+    per_op(&mut times, ops)
 }
 
 /// Runs `f` pinned to `cpu`.
@@ -146,98 +205,121 @@ fn pair_node<A: Allocator>(a: &A, node: i32, n: u64) -> Centi {
     })
 }
 
-/// Allocations on CPU 0, then frees of the same objects on CPU 1: (alloc, free) costs.
-fn producer_consumer<A: Allocator + Sync>(a: &A, v: &mut [*mut c_void]) -> (Centi, Centi) {
+/// Allocations on CPU 0, then frees of the same objects on CPU 1: (alloc, free) costs,
+/// each [`per_op`] of `CHUNKS` quiet runs after [`settle`] and one round to warm up.
+fn producer_consumer<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> (Centi, Centi) {
     let n = v.len() as u64;
-    let (mut best_a, mut best_f) = (u64::MAX, u64::MAX);
-    for _ in 0..CHUNKS {
-        on_cpu(0, || {
-            let t0 = now_ns();
+    let (mut ta, mut tf) = ([0u64; CHUNKS + 1], [0u64; CHUNKS + 1]);
+    settle();
+    for (ta, tf) in ta.iter_mut().zip(tf.iter_mut()) {
+        *ta = quiet_on(0, || {
             for slot in v.iter_mut() {
                 *slot = a.alloc();
             }
-            best_a = best_a.min(now_ns() - t0);
         });
-        on_cpu(1, || {
-            let t0 = now_ns();
+        *tf = quiet_on(1, || {
             for &p in v.iter() {
                 a.free(p);
             }
-            best_f = best_f.min(now_ns() - t0);
         });
     }
-    (
-        Centi(best_a * 100 / n.max(1)),
-        Centi(best_f * 100 / n.max(1)),
-    )
+    (per_op(&mut ta[1..], n), per_op(&mut tf[1..], n))
 }
 
-/// The span from the first thread's start to the last thread's end, recorded by the
-/// threads themselves: thread creation and the wait for `kthread_stop()` (where idle
-/// vCPUs let the icount clock jump to the next timer) stay outside.
-struct Span {
-    start: AtomicU64,
-    end: AtomicU64,
-}
+/// A per-CPU operation count, alone in its cache line.
+#[repr(align(64))]
+struct Count(AtomicU64);
 
-impl Span {
-    fn new() -> Self {
-        Self {
-            start: AtomicU64::new(u64::MAX),
-            end: AtomicU64::new(0),
+/// Windows of `all_cpus`; the median counts.
+const WINDOWS: usize = 5;
+
+/// The loop of `all_cpus`, the same on every CPU: alloc+free pairs with interrupts off,
+/// counted in `mine`, until `stop`; at the `at`-th pair it calls `mark`, which returns
+/// the next `at`. Only CPU 0's `mark` does anything, but every CPU runs this one copy of
+/// the code, so a pair costs the same instructions on all of them.
+#[inline(never)]
+fn spin<A: Allocator>(
+    a: &A,
+    mine: &AtomicU64,
+    stop: &AtomicBool,
+    mut at: u64,
+    mark: &mut dyn FnMut(u64) -> u64,
+) {
+    let _irq = IrqDisabled::new();
+    let mut n = 0;
+    while !stop.load(Relaxed) {
+        let p = a.alloc();
+        a.free(black_box(p));
+        n += 1;
+        mine.store(n, Relaxed);
+        if n == at {
+            at = mark(n);
         }
     }
-
-    /// Runs `f`, recording its start and end.
-    fn time(&self, f: impl FnOnce()) {
-        self.start.fetch_min(now_ns(), Relaxed);
-        f();
-        self.end.fetch_max(now_ns(), Relaxed);
-    }
-
-    fn ns(&self) -> u64 {
-        self.end
-            .load(Relaxed)
-            .saturating_sub(self.start.load(Relaxed))
-    }
 }
 
-/// Runs `body(cpu)` in a thread on every present CPU at once and returns the span.
-fn on_all_cpus(body: &(impl Fn(u32) + Sync)) -> Result<u64> {
-    let ncpus = Topology::read().present_cpus;
-    let span = Span::new();
-    let timed = |cpu: u32| span.time(|| body(cpu));
-    let mut bodies = KVec::new();
-    for cpu in 0..ncpus {
-        let t = &timed;
-        bodies.push(move || t(cpu), GFP_KERNEL)?;
+/// Every CPU doing alloc+free pairs at once, instructions per pair.
+///
+/// The clock counts the instructions of every vCPU, so the figure is its advance over a
+/// window in which all CPUs run [`spin`], divided by the pairs all of them completed in
+/// it: CPU 0 reads every CPU's count at both ends of `WINDOWS` windows of `pairs` of its
+/// own pairs (exact to a pair per CPU and end), after every CPU has done a thousand. The
+/// loop's bookkeeping (the count, the stop flag, the mark) is in the figure; [`Nothing`]
+/// in the same loop shows what it costs.
+fn all_cpus<A: Allocator + Sync>(a: &A, pairs: u64) -> Result<Centi> {
+    let ncpus = Topology::read().present_cpus as usize;
+    let mut counts = KVec::with_capacity(ncpus, GFP_KERNEL)?;
+    for _ in 0..ncpus {
+        counts.push(Count(AtomicU64::new(0)), GFP_KERNEL)?;
     }
-    {
+    let arrived = AtomicU32::new(0);
+    let (go, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+    let total = || counts.iter().map(|c| c.0.load(Relaxed)).sum::<u64>();
+    let worker = |cpu: usize| {
+        arrived.fetch_add(1, Relaxed);
+        while !go.load(Relaxed) {
+            core::hint::spin_loop();
+        }
+        spin(a, &counts[cpu].0, &stop, u64::MAX, &mut |_| u64::MAX);
+    };
+    let mut snaps = KVec::with_capacity(WINDOWS + 1, GFP_KERNEL)?;
+    on_cpu(0, || -> Result {
+        settle();
+        let mut bodies = KVec::with_capacity(ncpus, GFP_KERNEL)?;
+        for cpu in 1..ncpus {
+            bodies.push(move || worker(cpu), GFP_KERNEL)?;
+        }
         let mut threads = KVec::new();
-        for (cpu, b) in bodies.iter().enumerate() {
-            let id = CpuId::from_u32(cpu as u32).ok_or(EINVAL)?;
-            // SAFETY: `bodies` outlives `threads`, dropped (joined) at the end of the block.
+        for (i, b) in bodies.iter().enumerate() {
+            let id = CpuId::from_u32(i as u32 + 1).ok_or(EINVAL)?;
+            // SAFETY: `bodies` outlives `threads`, dropped (joined) before it.
             threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
         }
-    }
-    Ok(span.ns())
-}
-
-/// Every online CPU doing `n` alloc+free pairs at once: instructions (all CPUs) per pair,
-/// the fastest of ten runs.
-fn all_cpus<A: Allocator + Sync>(a: &A, n: u64) -> Result<Centi> {
-    let ncpus = Topology::read().present_cpus;
-    let mut best = u64::MAX;
-    for _ in 0..10 {
-        let dt = on_all_cpus(&|_cpu| {
-            for _ in 0..n {
-                let p = a.alloc();
-                a.free(black_box(p));
+        while arrived.load(Relaxed) < ncpus as u32 - 1 {
+            core::hint::spin_loop();
+        }
+        go.store(true, Relaxed);
+        let mut mark = |n: u64| {
+            if snaps.is_empty() && counts.iter().any(|c| c.0.load(Relaxed) < 1000) {
+                return n + 1000;
             }
-        })?;
-        best = best.min(dt);
+            let _ = snaps.push_within_capacity((now_ns(), total()));
+            if snaps.len() > WINDOWS {
+                stop.store(true, Relaxed);
+                return u64::MAX;
+            }
+            n + pairs
+        };
+        spin(a, &counts[0].0, &stop, 1000, &mut mark);
+        drop(threads);
+        Ok(())
+    })?;
+    let mut per_window = [0u64; WINDOWS];
+    for (w, s) in per_window.iter_mut().zip(snaps.windows(2)) {
+        *w = (s[1].0 - s[0].0) * 100 / (s[1].1 - s[0].1).max(1);
     }
-    Ok(Centi(best * 100 / (n * u64::from(ncpus)).max(1)))
+    per_window.sort_unstable();
+    Ok(Centi(per_window[WINDOWS / 2]))
 }
 
 /// The side-by-side tables: every size, rslub, the kernel and the floor.
@@ -295,8 +377,14 @@ pub(crate) fn side_by_side() -> Result {
             result!("\"exp\":\"xcpu_alloc\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka}");
             result!("\"exp\":\"xcpu_free\",\"size\":{size},\"rslub\":{rf},\"kernel\":{kf}");
         }
-        let (ra, ka) = (all_cpus(&r, 20000)?, all_cpus(&k, 20000)?);
-        result!("\"exp\":\"all_cpus\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka}");
+        let (ra, ka, fa) = (
+            all_cpus(&r, 20000)?,
+            all_cpus(&k, 20000)?,
+            all_cpus(&Nothing, 20000)?,
+        );
+        result!(
+            "\"exp\":\"all_cpus\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"floor\":{fa}"
+        );
         drop(k);
         r.destroy();
     }
@@ -314,24 +402,24 @@ pub(crate) fn seed000() -> Result {
             }
             let min_partial = r.core().min_partial();
             let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), 64, GFP_KERNEL)?;
-            let waves = 200u64;
+            let mut times = [0u64; 200];
             let before = r.core().stats();
-            // The median wave: a timer tick lands in some waves, never in most.
-            let mut times = KVec::from_elem(0u64, waves as usize, GFP_KERNEL)?;
             let cost = on_cpu(0, || {
-                for w in 0..waves {
-                    let t0 = now_ns();
-                    for slot in v.iter_mut() {
-                        *slot = r.alloc();
-                    }
-                    // Free in a scrambled order: stride 37 over 64 (coprime), moved by wave.
-                    for i in 0..64u64 {
-                        r.free(v[((i * 37 + w) % 64) as usize]);
-                    }
-                    times[w as usize] = now_ns() - t0;
+                settle();
+                for (w, t) in times.iter_mut().enumerate() {
+                    *t = quiet(|| {
+                        for slot in v.iter_mut() {
+                            *slot = r.alloc();
+                        }
+                        // Free in a scrambled order: stride 37 over 64 (coprime), moved by
+                        // wave.
+                        for i in 0..64 {
+                            r.free(v[(i * 37 + w) % 64]);
+                        }
+                    });
                 }
-                times.sort_unstable();
-                Centi(times[times.len() / 2] * 100 / 128)
+                // The mean: the waves differ by design (the free order moves).
+                Centi(times.iter().sum::<u64>() * 100 / (times.len() as u64 * 128))
             });
             let d = r.core().stats().since(&before);
             result!(
@@ -345,13 +433,19 @@ pub(crate) fn seed000() -> Result {
     Ok(())
 }
 
-/// An object handed to another CPU.
-type Ring = Pin<KBox<SpinLock<KVec<usize>>>>;
+/// Objects one CPU allocates per turn in seed 001, for the next CPU to free.
+const SEED001_BATCH: usize = 16;
 
 /// Seed 001: hackbench-like, every CPU allocating 512-byte objects and passing them to
 /// the next CPU to free, for three order policies.
+///
+/// The CPUs take turns (QEMU runs them in turn anyway, at a coarser and unrepeatable
+/// grain): in its turn a CPU allocates a batch for the next CPU and frees the batch the
+/// previous CPU left it, with interrupts off, timed. So the figure has every slow path
+/// and remote free of the pattern and none of the waiting on locks that an interleaving
+/// would add; the wall-clock table is where truly parallel runs show.
 pub(crate) fn seed001() -> Result {
-    let ncpus = Topology::read().present_cpus;
+    let ncpus = Topology::read().present_cpus as usize;
     let policies = [
         ("max_order=1 min_objects=4", 1, 4),
         ("default (auto)", 3, 0),
@@ -365,55 +459,40 @@ pub(crate) fn seed001() -> Result {
         })
         .map_err(|_| EINVAL)?;
         let r = rslub_cache(c"bench_seed001", 512, Some(params))?;
-        let mut rings = KVec::new();
-        for _ in 0..ncpus {
-            rings.push(
-                KBox::pin_init(new_spinlock!(KVec::new()), GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
-        }
-        let rings: KVec<Ring> = rings;
+        // What each CPU finds left by the previous one.
+        let mut rings = KVec::from_elem(
+            [ptr::null_mut::<c_void>(); SEED001_BATCH],
+            ncpus,
+            GFP_KERNEL,
+        )?;
         let rounds = 400u64;
-        // The fastest of three runs (the interleaving of the vCPUs moves single runs).
-        let mut best: Option<(u64, u64, crate::stats::Stats)> = None;
-        for _ in 0..3 {
-            let ops = AtomicU64::new(0);
-            let body = |cpu: u32| {
-                let next = ((cpu + 1) % ncpus.max(1)) as usize;
-                let mut batch = [0usize; 16];
-                for _ in 0..rounds {
+        settle();
+        let before = r.core().stats();
+        let mut dt = 0;
+        for _ in 0..rounds {
+            for cpu in 0..ncpus {
+                let next = (cpu + 1) % ncpus;
+                let mut batch = [ptr::null_mut::<c_void>(); SEED001_BATCH];
+                let left = core::mem::replace(&mut rings[cpu], batch);
+                dt += quiet_on(cpu as u32, || {
                     for b in batch.iter_mut() {
-                        *b = r.alloc() as usize;
+                        *b = r.alloc();
                     }
-                    {
-                        let mut ring = rings[next].lock();
-                        for &b in batch.iter() {
-                            if ring.push(b, GFP_ATOMIC).is_err() {
-                                r.free(b as *mut c_void);
-                            }
-                        }
+                    for &p in left.iter().filter(|p| !p.is_null()) {
+                        r.free(p);
                     }
-                    let mine = core::mem::take(&mut *rings[cpu as usize].lock());
-                    for p in mine {
-                        r.free(p as *mut c_void);
-                    }
-                    ops.fetch_add(32, Relaxed);
-                }
-            };
-            let before = r.core().stats();
-            let dt = on_all_cpus(&body)?;
-            for ring in rings.iter() {
-                for p in core::mem::take(&mut *ring.lock()) {
-                    r.free(p as *mut c_void);
-                }
-            }
-            let nops = ops.load(Relaxed).max(1);
-            let d = r.core().stats().since(&before);
-            if best.is_none_or(|(bdt, bn, _)| dt * bn < bdt * nops) {
-                best = Some((dt, nops, d));
+                });
+                rings[next] = batch;
             }
         }
-        let (dt, nops, d) = best.ok_or(EINVAL)?;
+        let d = r.core().stats().since(&before);
+        for ring in rings.iter() {
+            for &p in ring.iter().filter(|p| !p.is_null()) {
+                r.free(p);
+            }
+        }
+        // Every turn but CPU 0's first frees a batch.
+        let nops = (rounds * ncpus as u64 * 2 - 1) * SEED001_BATCH as u64;
         let l = *r.core().layout();
         let total = d.get(Stat::AllocFast)
             + d.get(Stat::AllocSlow)
@@ -428,7 +507,7 @@ pub(crate) fn seed001() -> Result {
             Centi(d.get(Stat::FreeSlow) * 10000 / (d.get(Stat::FreeFast) + d.get(Stat::FreeSlow)).max(1)),
             Centi(slow * 10000 / total.max(1)),
             d.get(Stat::NewSlab),
-            Centi(dt * 100 / nops)
+            Centi(dt * 100 / nops.max(1))
         );
         r.destroy();
     }
@@ -509,12 +588,14 @@ pub(crate) fn seed003() -> Result {
             // On one node, go on past the partial slabs: the refills then find nothing.
             let extra = if nodes > 1 { 0 } else { 5 * per_slab };
             let n = partial_objects + extra;
+            used.reserve(n, GFP_KERNEL)?;
+            settle();
             let before = c.stats();
-            let t0 = now_ns();
-            for _ in 0..n {
-                used.push(r.alloc_node(NO_NODE) as usize, GFP_KERNEL)?;
-            }
-            let dt = now_ns() - t0;
+            let dt = quiet(|| {
+                for _ in 0..n {
+                    let _ = used.push_within_capacity(r.alloc_node(NO_NODE) as usize);
+                }
+            });
             let d = c.stats().since(&before);
             Ok((
                 d.get(Stat::GetPartial),

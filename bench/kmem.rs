@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The three allocators the benchmarks compare, behind one trait: rslub through its C
-//! API, the kernel's own `kmem_cache` (SLUB with sheaves, `SLAB_NO_MERGE`), and a bare
-//! array (the floor: a push and a pop, what any allocator must at least do).
+//! The allocators the benchmarks compare, behind one trait: rslub through its C API, the
+//! kernel's own `kmem_cache` (SLUB with sheaves, `SLAB_NO_MERGE`), a bare array (the
+//! floor: a push and a pop, what any allocator must at least do), and, where every CPU
+//! runs at once and the array cannot, nothing at all (the cost of the loop).
 //!
 //! rslub and the kernel are both reached by one direct call per operation
 //! (`rslub_cache_alloc()` is never inlined; `kmem_cache_alloc_noprof()` is exported), so
@@ -26,7 +27,9 @@ pub(crate) trait Allocator {
     fn free_bulk(&self, v: &mut [*mut c_void]);
 }
 
-const GFP: u32 = bindings::GFP_KERNEL;
+/// The benchmarks time their runs with interrupts off, so nothing may sleep: both
+/// allocators get `GFP_NOWAIT` (no direct reclaim, which these runs never need).
+const GFP: u32 = bindings::GFP_NOWAIT;
 
 /// rslub, through `include/rslub.h`.
 pub(crate) struct Rslub(pub(crate) *mut c_void);
@@ -163,5 +166,31 @@ impl Allocator for Floor {
         for &p in v.iter() {
             self.free(p);
         }
+    }
+}
+
+/// No allocator: `alloc` returns a constant the compiler cannot see, `free` drops it.
+/// What a benchmark loop costs around its calls.
+pub(crate) struct Nothing;
+
+impl Allocator for Nothing {
+    #[inline(always)]
+    fn alloc(&self) -> *mut c_void {
+        black_box(ptr::without_provenance_mut(0x1000))
+    }
+    #[inline(always)]
+    fn alloc_node(&self, _node: i32) -> *mut c_void {
+        self.alloc()
+    }
+    #[inline(always)]
+    fn free(&self, p: *mut c_void) {
+        black_box(p);
+    }
+    fn alloc_bulk(&self, out: &mut [*mut c_void]) -> bool {
+        out.fill(self.alloc());
+        true
+    }
+    fn free_bulk(&self, v: &mut [*mut c_void]) {
+        black_box(v);
     }
 }

@@ -3,9 +3,10 @@
 """Turns the RESULT lines of `make bench` into results.json, results.csv, SVG plots and
 Documentation/benchmarks.rst.
 
-Input: one JSON-lines file per boot (nodes2.jsonl, nodes4.jsonl, nodes1.jsonl), each line
-one figure printed by the rslub_bench module. Figures are instructions per operation in
-QEMU -icount (one guest nanosecond per guest instruction), counts, or percentages.
+Input: one JSON-lines file per boot (nodes2.jsonl, nodes4.jsonl, nodes1.jsonl, wall*.jsonl),
+each line one figure printed by the rslub_bench module, and with --repeat a second boot of
+nodes2 to compare with. Figures are instructions per operation in QEMU -icount (one guest
+nanosecond per guest instruction), counts, or percentages.
 """
 
 import argparse
@@ -27,7 +28,7 @@ SIDE_BY_SIDE = [
     ("node_remote", "alloc_node(remote node) + free"),
     ("xcpu_alloc", "producer/consumer: allocations on CPU 0"),
     ("xcpu_free", "producer/consumer: frees on CPU 1 (objects of CPU 0)"),
-    ("all_cpus", "all CPUs alloc+free at once (instructions of all CPUs per pair, fastest of 10 runs)"),
+    ("all_cpus", "all CPUs alloc+free at once (per pair, all CPUs; floor: the loop alone)"),
 ]
 
 
@@ -110,15 +111,52 @@ def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "-"
 
 
+KEYS = ("exp", "size", "policy", "walk", "nodes")
+# Fields that describe a row rather than measure it.
+LABELS = {"size", "nodes", "node", "order", "objects_per_slab", "min_partial"}
+
+
+def repeatability(first, second):
+    """Compares every figure of two boots: (figures, within 0.1%, worst [(rel, what)])."""
+    def index(rs):
+        return {tuple((k, r[k]) for k in KEYS if k in r): r for r in rs}
+
+    a, b = index(first), index(second)
+    n, same, diffs = 0, 0, []
+    for key, r in a.items():
+        for field, v in r.items():
+            if field in LABELS or field == "boot" or not isinstance(v, (int, float)):
+                continue
+            w = b.get(key, {}).get(field)
+            n += 1
+            rel = abs(v - w) / max(abs(v), 1e-9) if isinstance(w, (int, float)) else float("inf")
+            if rel <= 0.001:
+                same += 1
+            else:
+                what = " ".join(f"{k}={v}" for k, v in key) + f" {field}: {v} / {w}"
+                diffs.append((rel, what))
+    diffs.sort(reverse=True)
+    return n, same, diffs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True, help="the Documentation folder")
     ap.add_argument("--cpus", required=True)
     ap.add_argument("--command", required=True)
+    ap.add_argument("--repeat", help="a second boot of nodes2, compared figure by figure")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
 
     recs = load(a.inputs)
+    main_boot = [r for r in recs if r["boot"] == "nodes2"]
+    rep = None
+    if a.repeat:
+        n, same, diffs = repeatability(main_boot, load([a.repeat]))
+        rep = (n, same, diffs)
+        print(f"repeatability: {same} of {n} figures of the second boot within 0.1% of the first")
+        for rel, what in diffs[:10]:
+            print(f"  differs by {rel * 100:.2f}%: {what}")
     figdir = os.path.join(a.out, "benchmarks")
     os.makedirs(figdir, exist_ok=True)
     with open(os.path.join(figdir, "results.json"), "w") as f:
@@ -130,7 +168,6 @@ def main():
         for r in recs:
             w.writerow(r)
 
-    main_boot = [r for r in recs if r["boot"] == "nodes2"]
     doc = []
     doc.append(".. SPDX-License-Identifier: GPL-2.0\n")
     doc.append("==========\nBenchmarks\n==========\n")
@@ -146,6 +183,14 @@ def main():
         "Raw figures: ``benchmarks/results.json`` and ``benchmarks/results.csv``.\n"
     )
     doc.append(METHOD)
+    if rep:
+        n, same, diffs = rep
+        doc.append("Repeatability, this run: the side-by-side boot ran twice; "
+                   f"**{same} of {n}** figures of the second boot are within 0.1% of the first"
+                   + (", and these are not:\n" if diffs else ".\n"))
+        for rel, what in diffs:
+            doc.append(f"- ``{what}`` ({rel * 100:.2f}%)")
+        doc.append("")
 
     doc.append("Side by side\n============\n")
     doc.append(
@@ -187,7 +232,7 @@ def main():
                    "============================================\n")
         doc.append(
             "Waves of 64 allocations freed in a scrambled order, 200 waves (instructions per\n"
-            "operation of the median wave). ``min_partial``\n"
+            "operation: the mean over all waves, which differ by design). ``min_partial``\n"
             "fixed at 5 against the per-size value ``clamp(ilog2(size) / 2, 5, 10)``. Page\n"
             "allocator calls are slabs allocated plus slabs freed.\n"
         )
@@ -209,9 +254,12 @@ def main():
                    "=====================================================\n")
         doc.append(
             "Every CPU allocates 512-byte objects in batches of 16 and hands them to the next\n"
-            "CPU, which frees them: every free is remote. Instructions per operation summed\n"
-            f"over the {a.cpus} CPUs, fastest of three runs. With {a.cpus} CPUs the CPU-scaled\n"
-            "default already gives ``min_objects`` 16.\n"
+            "CPU, which frees them: every free is remote. The CPUs take turns, 400 rounds: in\n"
+            "its turn a CPU allocates a batch for the next one and frees the batch the previous\n"
+            "one left it, interrupts off, timed. So the figures hold every slow path and remote\n"
+            "free of the pattern and no waiting on locks (which a run in parallel would add, by\n"
+            f"a schedule no two runs share). With {a.cpus} CPUs the CPU-scaled default already\n"
+            "gives ``min_objects`` 16.\n"
         )
         body = [[r["policy"], r["order"], r["objects_per_slab"], f'{r["alloc_slow_pct"]:.2f}',
                  f'{r["free_slow_pct"]:.2f}', f'{r["slow_pct"]:.2f}', r["new_slab"],
@@ -292,14 +340,35 @@ Method
 
 QEMU here runs TCG only (no usable KVM), so wall-clock nanoseconds say little: they
 vary 25-45% between boots. Under ``-icount shift=0`` the guest clock instead advances
-exactly one nanosecond per guest instruction, so a loop timed with ``ktime_get()`` gives
-instructions per operation, identical from boot to boot. Each figure is the fastest of
-40 chunks (timer interrupts, about 10,000 instructions each, drop out), divided by the
-operations in a chunk. rslub is called through its exported C API and the kernel through
+exactly one nanosecond per guest instruction, of whichever vCPU runs it (QEMU then runs
+the vCPUs in turn on one host thread), so a ``ktime_get()`` difference is an instruction
+count.
+
+The guest is not a virtme-ng one (``scripts/bench_vm.sh``): its root file system is a
+small initramfs (busybox, the module, an ``/init`` that loads it and powers off), it
+reads nothing from the host after boot, its random numbers come from QEMU's ``-seed`` and
+its real-time clock from the instruction count. A host file read completes at a guest
+instant that depends on the host, and the page allocator's free lists, whose state
+decides how many instructions each page allocation takes, would differ from boot to
+boot; without one, two boots execute the same instructions.
+
+A measurement on one CPU: a sleep of 1.5 s first (the vmstat worker folds the CPU's
+page counter deltas; idle time costs nothing under ``-icount sleep=off``), one run to
+warm up, then 60 runs of the same operations with interrupts off (no tick, no
+preemption inside a run; so both allocators get ``GFP_NOWAIT``, never needing direct
+reclaim here). The figure is the median run divided by the operations in a run: runs
+differ only when something else ran, such as an idle CPU waking up (idle CPUs take no
+tick, ``CONFIG_NO_HZ_IDLE``). Work across CPUs is timed one CPU at a time: the benchmark
+thread moves between CPUs, and sleeps briefly before each run so that every CPU is idle
+when it starts. ``all_cpus`` instead runs one loop on every CPU at once, interrupts off;
+CPU 0 reads the clock and every CPU's pair count at both ends of five windows, and the
+figure is the median window's clock advance over the pairs all CPUs completed in it. It
+includes the loop's own bookkeeping, which the floor column (the same loop, no
+allocator) shows. rslub is called through its exported C API and the kernel through
 ``kmem_cache_alloc_noprof()``: one direct call each. The floor is a bare array pop and
-push, with the same loop around it. rslub's caches here have ``remote_node_defrag_ratio``
-1024 (always walk the other nodes when the local one has nothing) instead of SLUB's 1000,
-whose random draw would otherwise enter the figures.
+push, with the same loop around it. rslub's caches here have
+``remote_node_defrag_ratio`` 1024 (always walk the other nodes when the local one has
+nothing) instead of SLUB's 1000, whose random draw would otherwise enter the figures.
 
 What the figures do not say: icount counts instructions, not cycles. It ignores cache
 misses, the latency of atomic and locked instructions, and the cost of switching the
@@ -307,19 +376,9 @@ interrupt flag. rslub's fast path uses an unlocked ``cmpxchg16b`` (a multi-µop
 instruction, but without a bus lock; a locked ``CMPXCHG`` measures about 19 cycles of
 throughput on Alder Lake-P at uops.info), the kernel's sheaves a per-CPU local lock;
 their real cost on hardware differs from their instruction count, and this project has
-not measured them on hardware. With several CPUs running at once (``all_cpus``, seed 001) the clock counts the
-instructions of all CPUs, so those figures are instructions per operation summed over
-the CPUs, and they include the threads' start and stop.
-
-Repeatability: two runs of ``make bench`` on one build agree within 0.1% on the figures
-measured on one CPU: the alloc+free pairs, bulk, ``alloc_node``, ``batch``, seed 002 and
-seed 003's walk counts (page-allocator-heavy ones, such as seed 000 and the 4096-byte
-rows, within 0.5%). The figures with several CPUs do not repeat: the producer/consumer
-ones (``xcpu_*``) move by up to 4%, seed 001 by up to 10%, and ``all_cpus`` for rslub
-falls in one of two bands (about 40 or about 52) from run to run, below the one-CPU pair
-cost in the lower band, which says that QEMU's icount clock does not count every vCPU's
-instructions while several run. Read the multi-CPU figures as indications, not
-measurements. The wall-clock table is a range by design.
+not measured them on hardware. Nor do the figures show contention: CPUs that take
+turns never wait for each other's locks, and ``all_cpus`` shares nothing between CPUs.
+The wall-clock table at the end, from truly parallel vCPUs, is a range by design.
 """
 
 if __name__ == "__main__":

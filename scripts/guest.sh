@@ -7,7 +7,6 @@
 #                                       KUnit module with KPARAMS; results go to
 #                                       RUNDIR/ktap/<suite>
 #   guest.sh run  RUNDIR MODDIR PARAMS  modprobe rslub PARAMS, print what it reports
-#   guest.sh bench RUNDIR MODDIR PARAMS insmod rslub_bench PARAMS, save the kernel log
 #
 # RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
 set -uo pipefail
@@ -17,7 +16,6 @@ mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # `run` keeps the console quiet (what matters is printed from dmesg); `test` leaves the
 # kernel log on the console, which the host keeps in vng.log, for a guest that hangs.
 [ "$mode" = run ] && dmesg -n 1 2>/dev/null
-[ "$mode" = bench ] && dmesg -n 7 2>/dev/null # progress lines reach the console
 
 # Kernel log lines printed since mark_log was last called.
 log_mark=0
@@ -34,16 +32,6 @@ modtree() {
 	: > "$d/modules.builtin.modinfo"
 	depmod -b "$rundir/modtree" "$(uname -r)"
 }
-
-if [ "$mode" = bench ]; then
-	# shellcheck disable=SC2086 # a list of name=value words
-	insmod "$moddir/rslub_bench.ko" $params
-	rc=$?
-	dmesg > "$rundir/dmesg"
-	[ "$rc" -eq 0 ] && rmmod rslub_bench
-	echo "$rc" > "$rundir/done"
-	exit 0
-fi
 
 if [ "$mode" = run ]; then
 	modtree

@@ -6,8 +6,8 @@
 #   vm.sh test    run the KUnit suites and the load checks, print the verdict
 #   vm.sh run     load rslub (modprobe, with PARAMS) and print what it reports
 #   vm.sh shell   interactive shell in the guest
-#   vm.sh bench OUT  run the benchmark module (BENCH_PARAMS) under QEMU -icount and
-#                    write its RESULT lines to OUT (scripts/bench.sh)
+#
+# (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
@@ -15,7 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
-mode=${1:?usage: vm.sh test|run|shell|bench OUT}
+mode=${1:?usage: vm.sh test|run|shell}
 CPUS=${CPUS:-4}
 NODES=${NODES:-2}
 PARAMS=${PARAMS:-}
@@ -112,23 +112,6 @@ run)
 		--exec "$RSLUB_TOP/scripts/guest.sh run $rundir $moddir '$PARAMS'" </dev/null 2>&1 | cat
 	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
 	exit "$(cat "$rundir/done")"
-	;;
-bench)
-	out=${2:?vm.sh bench OUT}
-	rundir=$(mktemp -d "$RSLUB_CACHE/bench.XXXXXX")
-	log "bench: $where; rslub_bench ${BENCH_PARAMS:-}"
-	# The icount clock (one guest nanosecond per guest instruction), unless WALLCLOCK=1.
-	icount=(--qemu-opts "-icount shift=0,align=off,sleep=off")
-	[ "${WALLCLOCK:-0}" = 1 ] && icount=()
-	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" "${icount[@]}" \
-		--exec "$RSLUB_TOP/scripts/guest.sh bench $rundir $moddir '${BENCH_PARAMS:-}'" \
-		</dev/null 2>&1 | tee "$rundir/vng.log" |
-		sed -un 's/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2
-	[ -f "$rundir/done" ] || die "the benchmark guest did not finish; console in $rundir/vng.log"
-	grep -q 'rslub_bench: done' "$rundir/dmesg" || die "the benchmarks failed; log in $rundir/dmesg"
-	sed -n 's/.*rslub_bench: RESULT //p' "$rundir/dmesg" > "$out"
-	rm -rf "$rundir"
-	exit 0
 	;;
 test) ;;
 *) die "unknown mode $mode" ;;

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boots the test kernel once to run the benchmark module, and writes its RESULT lines
+# (JSON, one per line) to OUT and the whole console log to OUT.log.
+#
+#   bench_vm.sh OUT PARAMS...   PARAMS: rslub_bench's parameters (suite=N)
+#
+# Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
+# TIMEOUT (seconds, 900).
+#
+# Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
+# whole root file system is a small initramfs (busybox, the module, an /init that loads
+# it and powers off), its random numbers come from -seed and its clock from the
+# instruction count (-icount, -rtc clock=vm). A host file read would complete at a host-
+# dependent guest instant and make every boot's memory layout different, and with it the
+# instructions the page allocator spends; without one, two boots run the same
+# instructions, so `make bench` gives the same figures twice.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+out=${1:?usage: bench_vm.sh OUT PARAMS...}
+shift
+CPUS=${CPUS:-4}
+NODES=${NODES:-2}
+MEM_PER_NODE=${MEM_PER_NODE:-256}
+TIMEOUT=${TIMEOUT:-900}
+[[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "CPUS=$CPUS: must be a positive number"
+[[ "$NODES" =~ ^[1-9][0-9]*$ ]] || die "NODES=$NODES: must be a positive number"
+[ "$CPUS" -ge "$NODES" ] || die "CPUS=$CPUS NODES=$NODES: every node needs at least one CPU"
+
+kdir=$("$RSLUB_TOP/scripts/kernel.sh")
+moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
+busybox=$(command -v busybox) || die "busybox not found (scripts/setup.sh installs busybox-static)"
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+	die "$busybox is not statically linked (install busybox-static)"
+
+rundir=$(mktemp -d "$RSLUB_CACHE/bench.XXXXXX")
+trap 'rm -rf "$rundir"' EXIT
+
+# The initramfs: /init loads the module with the arguments the kernel passes it (those
+# after "--" on its command line), then powers off.
+cat > "$rundir/init" <<'S'
+#!/bin/busybox sh
+# rslub benchmark guest: load the module, power off.
+if /bin/busybox insmod /rslub_bench.ko "$@"; then
+	echo "rslub-bench: loaded"
+else
+	echo "rslub-bench: insmod failed"
+fi
+/bin/busybox poweroff -f
+S
+cat > "$rundir/list" <<S
+dir /bin 0755 0 0
+dir /dev 0755 0 0
+nod /dev/console 0600 0 0 c 5 1
+file /bin/busybox $busybox 0755 0 0
+file /init $rundir/init 0755 0 0
+file /rslub_bench.ko $moddir/rslub_bench.ko 0644 0 0
+S
+"$kdir/usr/gen_init_cpio" "$rundir/list" > "$rundir/initramfs.cpio"
+
+# NODES nodes of MEM_PER_NODE MiB, CPUs split evenly in order.
+qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp "$CPUS" -m "$((NODES * MEM_PER_NODE))M")
+if [ "$NODES" -gt 1 ]; then
+	for ((n = 0; n < NODES; n++)); do
+		first=$((n * CPUS / NODES)); last=$(((n + 1) * CPUS / NODES - 1))
+		qemu+=(-object "memory-backend-ram,id=m$n,size=${MEM_PER_NODE}M"
+			-numa "node,nodeid=$n,cpus=$first-$last,memdev=m$n")
+	done
+fi
+if [ "${WALLCLOCK:-0}" = 1 ]; then
+	# The secondary figure: wall clock, every vCPU in a host thread of its own.
+	qemu+=(-accel tcg,thread=multi)
+else
+	# One guest nanosecond per guest instruction.
+	qemu+=(-accel tcg -icount shift=0,align=off,sleep=off -seed 1
+		-rtc base=2026-01-01T00:00:00,clock=vm)
+fi
+qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
+	-serial "file:$rundir/console.log"
+	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"
+	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic -- $*")
+
+where="$CPUS CPUs, $NODES node(s), $VARIANT kernel"
+[ "${WALLCLOCK:-0}" = 1 ] && where+=", wall clock" || where+=", icount"
+log "bench: $where; rslub_bench $*"
+: > "$rundir/console.log"
+# Progress, as the guest prints it.
+tail -F -n +1 "$rundir/console.log" 2>/dev/null |
+	sed -un 's/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2 &
+tailer=$!
+set +e
+timeout "$TIMEOUT" "${qemu[@]}" </dev/null > "$rundir/qemu.log" 2>&1
+rc=$?
+set -e
+sleep 0.3
+kill "$tailer" 2>/dev/null || true
+cp "$rundir/console.log" "$out.log"
+[ "$rc" -ne 124 ] || die "the guest timed out after $TIMEOUT s; console in $out.log"
+[ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
+grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
+sed -n 's/.*rslub_bench: RESULT //p' "$out.log" > "$out"
