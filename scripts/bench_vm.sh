@@ -31,9 +31,12 @@ TIMEOUT=${TIMEOUT:-900}
 
 kdir=$("$RSLUB_TOP/scripts/kernel.sh")
 moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
-busybox=$(command -v busybox) || die "busybox not found (scripts/setup.sh installs busybox-static)"
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
-	die "$busybox is not statically linked (install busybox-static)"
+# Debian's busybox-static (scripts/setup.sh installs it): a static binary, all the guest's
+# user space.
+busybox=/bin/busybox
+[ -x "$busybox" ] || die "$busybox not found: install busybox-static"
+cpio_gen=$kdir/usr/gen_init_cpio
+[ -x "$cpio_gen" ] || die "$cpio_gen not found: the kernel tree must be built with CONFIG_BLK_DEV_INITRD"
 
 rundir=$(mktemp -d "$RSLUB_CACHE/bench.XXXXXX")
 trap 'rm -rf "$rundir"' EXIT
@@ -58,7 +61,7 @@ file /bin/busybox $busybox 0755 0 0
 file /init $rundir/init 0755 0 0
 file /rslub_bench.ko $moddir/rslub_bench.ko 0644 0 0
 S
-"$kdir/usr/gen_init_cpio" "$rundir/list" > "$rundir/initramfs.cpio"
+"$cpio_gen" "$rundir/list" > "$rundir/initramfs.cpio"
 
 # NODES nodes of MEM_PER_NODE MiB, CPUs split evenly in order.
 qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp "$CPUS" -m "$((NODES * MEM_PER_NODE))M")
@@ -88,7 +91,7 @@ log "bench: $where; rslub_bench $*"
 : > "$rundir/console.log"
 # Progress, as the guest prints it.
 tail -F -n +1 "$rundir/console.log" 2>/dev/null |
-	sed -un 's/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2 &
+	sed -un 's/\r$//; s/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2 &
 tailer=$!
 set +e
 timeout "$TIMEOUT" "${qemu[@]}" </dev/null > "$rundir/qemu.log" 2>&1
@@ -96,7 +99,7 @@ rc=$?
 set -e
 sleep 0.3
 kill "$tailer" 2>/dev/null || true
-cp "$rundir/console.log" "$out.log"
+sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends lines in CRLF
 [ "$rc" -ne 124 ] || die "the guest timed out after $TIMEOUT s; console in $out.log"
 [ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
 grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
