@@ -295,7 +295,16 @@ fn all_cpus<A: Allocator + Sync>(a: &A, pairs: u64) -> Result<Centi> {
             // SAFETY: `bodies` outlives `threads`, dropped (joined) before it.
             threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
         }
+        // A second of guest time (a billion instructions under icount) is plenty for the
+        // threads to start; a CPU that never runs one must not hang the benchmark.
+        let t0 = now_ns();
         while arrived.load(Relaxed) < ncpus as u32 - 1 {
+            if now_ns() - t0 > 1_000_000_000 {
+                stop.store(true, Relaxed);
+                go.store(true, Relaxed);
+                pr_err!("all_cpus: not every CPU started its thread\n");
+                return Err(ETIMEDOUT);
+            }
             core::hint::spin_loop();
         }
         go.store(true, Relaxed);
