@@ -196,7 +196,11 @@ def main():
     doc.append(
         "Instructions per operation (an alloc+free pair counts as one operation where the\n"
         "table says pair). ``ratio`` is rslub / kernel: below 1, rslub runs fewer\n"
-        "instructions.\n"
+        "instructions. From 256 bytes up, ``batch`` and ``bulk128`` cost rslub more per\n"
+        "object than below, and there it comes close to the kernel or above it: 128 objects\n"
+        "fill 8 slabs or more, a node keeps ``min_partial`` (5 to 6 here) empty ones, and\n"
+        "each round gives the others back to the page allocator and allocates them again\n"
+        "(seed 000 is about that trade-off); the kernel's sheaves keep the objects instead.\n"
     )
     for exp, title in SIDE_BY_SIDE:
         rows = [r for r in main_boot if r.get("exp") == exp]
@@ -350,7 +354,11 @@ reads nothing from the host after boot, its random numbers come from QEMU's ``-s
 its real-time clock from the instruction count. A host file read completes at a guest
 instant that depends on the host, and the page allocator's free lists, whose state
 decides how many instructions each page allocation takes, would differ from boot to
-boot; without one, two boots execute the same instructions.
+boot; without one, two boots execute the same instructions. The same holds from one
+``make bench`` to the next on one build. Another build is another guest: a module of
+another size moves the page allocator's state too, and figures that allocate pages in
+their runs (``batch``, ``bulk128`` or ``xcpu_*`` with few objects a slab, seed 000) move
+by a few tenths of a percent; compare figures of one build only.
 
 A measurement on one CPU: a sleep of 1.5 s first (the vmstat worker folds the CPU's
 page counter deltas; idle time costs nothing under ``-icount sleep=off``), one run to
