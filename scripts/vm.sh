@@ -11,7 +11,8 @@
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
-# STRESS (seconds the rslub_stress suite runs; 3 by default).
+# STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
+# options, passed through virtme-ng).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
