@@ -21,6 +21,8 @@ mod debugfs;
 #[path = "../rust/gfp.rs"]
 #[expect(dead_code, reason = "the benchmarks call the C API, not `Gfp::KERNEL`")]
 mod gfp;
+#[path = "../rust/inject.rs"]
+mod inject;
 #[path = "../rust/layout.rs"]
 mod layout;
 #[path = "../rust/mm.rs"]
@@ -76,17 +78,22 @@ impl kernel::Module for RslubBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let params = params::Params::new(params::RawParams::DEFAULT)?;
         // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params, c"rslub_bench") };
-        match module_parameters::suite.value() {
-            0 => {
-                bench::side_by_side()?;
-                bench::seed000()?;
-                bench::seed001()?;
-                bench::seed002()?;
+        unsafe { registry::init(params, c"rslub_bench") }?;
+        let run = || -> Result {
+            match module_parameters::suite.value() {
+                0 => {
+                    bench::side_by_side()?;
+                    bench::seed000()?;
+                    bench::seed001()?;
+                    bench::seed002()?;
+                }
+                1 => bench::seed003()?,
+                _ => bench::wallclock()?,
             }
-            1 => bench::seed003()?,
-            _ => bench::wallclock()?,
-        }
+            Ok(())
+        };
+        // The module does not come up on failure: undo the registry here.
+        run().inspect_err(|_| registry::exit())?;
         pr_info!("done\n");
         Ok(Self)
     }

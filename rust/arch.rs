@@ -18,19 +18,48 @@
 
 use core::arch::asm;
 
-/// Reads the `u64` at per-cpu address `base + OFF` on the current CPU.
+extern "C" {
+    /// The per-cpu variable holding each CPU's own per-cpu offset (x86's
+    /// `this_cpu_off`, exported by the kernel).
+    static this_cpu_off: u64;
+}
+
+/// The current CPU's copy of the per-cpu allocation at `base` (`raw_cpu_ptr()`): one
+/// `%gs`-relative load of `this_cpu_off`, and an add.
+///
+/// The task may migrate right after; the pointer still leads to the copy of the CPU it
+/// was read on. That is what the fast paths want: every field they read comes from that
+/// one copy, and their `%gs`-relative commit fails on any other CPU, because the
+/// transaction id they compare carries the CPU number.
 ///
 /// # Safety
 ///
-/// `base + OFF` must be the address, in the per-cpu address space, of a `u64` inside a
-/// live per-cpu allocation.
+/// `base` must be the address, in the per-cpu address space, of a live per-cpu
+/// allocation.
 #[inline(always)]
-pub(crate) unsafe fn this_cpu_read<const OFF: usize>(base: *const u8) -> u64 {
-    let v: u64;
-    // SAFETY: The caller guarantees `base + OFF` is a valid per-cpu address of a `u64`;
-    // `%gs` holds the current CPU's per-cpu base, so `gs:[base + OFF]` is this CPU's copy.
+pub(crate) unsafe fn raw_cpu_ptr(base: *mut u8) -> *mut u8 {
+    let off: usize;
+    // SAFETY: `this_cpu_off` is a per-cpu `unsigned long` of the kernel; `%gs` holds the
+    // current CPU's per-cpu base, so `gs:[this_cpu_off]` is this CPU's offset.
     unsafe {
-        asm!("mov {v}, qword ptr gs:[{p} + {off}]", p = in(reg) base, off = const OFF,
+        asm!("mov {o}, qword ptr gs:[rip + {sym}]", sym = sym this_cpu_off,
+             o = lateout(reg) off, options(nostack, preserves_flags, readonly));
+    }
+    base.wrapping_add(off)
+}
+
+/// Reads the `u64` at `base + OFF`, as one load that the compiler neither drops, merges
+/// nor moves across the other loads of this module (`READ_ONCE()`).
+///
+/// # Safety
+///
+/// `base + OFF` must be valid for reads of a `u64` and aligned.
+#[inline(always)]
+pub(crate) unsafe fn read_once<const OFF: usize>(base: *const u8) -> u64 {
+    let v: u64;
+    // SAFETY: The caller guarantees `base + OFF` is a readable, aligned `u64`.
+    unsafe {
+        asm!("mov {v}, qword ptr [{p} + {off}]", p = in(reg) base, off = const OFF,
              v = lateout(reg) v, options(nostack, preserves_flags, readonly));
     }
     v
@@ -63,6 +92,21 @@ pub(crate) unsafe fn this_cpu_inc_at<const OFF: usize>(base: *mut u8) {
     // SAFETY: As for `this_cpu_inc`.
     unsafe {
         asm!("inc qword ptr gs:[{p} + {off}]", p = in(reg) base, off = const OFF,
+             options(nostack));
+    }
+}
+
+/// Subtracts one from the `u64` at per-cpu address `base + OFF` on the current CPU, with
+/// one instruction (takes back a [`this_cpu_inc_at`] whose event did not happen).
+///
+/// # Safety
+///
+/// As for [`this_cpu_inc`], with `off = OFF`.
+#[inline(always)]
+pub(crate) unsafe fn this_cpu_dec_at<const OFF: usize>(base: *mut u8) {
+    // SAFETY: As for `this_cpu_inc`.
+    unsafe {
+        asm!("dec qword ptr gs:[{p} + {off}]", p = in(reg) base, off = const OFF,
              options(nostack));
     }
 }

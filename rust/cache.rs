@@ -7,6 +7,7 @@
 use crate::{
     arch,
     gfp::Gfp,
+    inject::{inject, Point},
     layout::{self, Layout},
     mm::{self, SlabPages},
     node::Node,
@@ -19,7 +20,7 @@ use core::{mem::offset_of, pin::Pin, ptr, ptr::NonNull};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     bindings,
-    error::code::{EINVAL, ENOMEM},
+    error::code::{EINVAL, ENODEV, ENOMEM},
     prelude::*,
     str::CString,
     sync::atomic::{Atomic, Relaxed},
@@ -101,6 +102,33 @@ pub(crate) struct CacheCore {
     min_partial: Atomic<u32>,
     remote_node_defrag_ratio: Atomic<u32>,
     walk: Atomic<u32>,
+    /// `Gfp::ZERO` when every allocation is zeroed (`init_on_alloc`), else 0: or'ed into
+    /// the caller's flags by the allocation paths.
+    init_on_alloc: Atomic<u32>,
+    /// 1 when every free zeroes the object (`init_on_free`), else 0.
+    init_on_free: Atomic<u32>,
+}
+
+/// Checks that this CPU and kernel can run the allocator; says why not, and fails with
+/// `ENODEV`, when they cannot.
+pub(crate) fn check_machine() -> Result {
+    if !arch::has_cmpxchg16b() {
+        pr_err!("this CPU lacks cmpxchg16b (CX16), which the fast paths need\n");
+        return Err(ENODEV);
+    }
+    // The fast path reads the free pointer of an object that may, after a preemption, have
+    // gone back to the page allocator: that needs freed pages to stay mapped.
+    if shim::debug_pagealloc_enabled() {
+        pr_err!("debug_pagealloc is on: freed pages are unmapped, which the lock-free fast path cannot allow\n");
+        return Err(ENODEV);
+    }
+    // On PREEMPT_RT a `spinlock_t` sleeps, and it is taken in the slow paths with
+    // interrupts off; SLUB uses a local lock there instead. Not supported.
+    if cfg!(CONFIG_PREEMPT_RT) {
+        pr_err!("PREEMPT_RT kernels are not supported: the slow paths take sleeping locks with interrupts off\n");
+        return Err(ENODEV);
+    }
+    Ok(())
 }
 
 /// How `get_any_partial` walks the other nodes; a switch for the seed 003 experiment
@@ -128,11 +156,7 @@ impl CacheCore {
         if args.name.is_empty() {
             return Err(EINVAL);
         }
-        // The fast path reads the free pointer of an object that may, after a preemption,
-        // have gone back to the page allocator: that needs freed pages to stay mapped.
-        if !arch::has_cmpxchg16b() || shim::debug_pagealloc_enabled() {
-            return Err(kernel::error::code::ENODEV);
-        }
+        check_machine()?;
         let topo = crate::topology::Topology::read();
         let rules = layout::OrderRules {
             min_order: params.min_order(),
@@ -180,6 +204,14 @@ impl CacheCore {
                 min_partial: Atomic::new(min_partial),
                 remote_node_defrag_ratio: Atomic::new(DEFAULT_REMOTE_NODE_DEFRAG_RATIO),
                 walk: Atomic::new(RemoteWalk::NodesOnce as u32),
+                // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
+                // contents.
+                init_on_alloc: Atomic::new(if shim::init_on_alloc() && args.ctor.is_none() {
+                    Gfp::ZERO
+                } else {
+                    0
+                }),
+                init_on_free: Atomic::new(u32::from(shim::init_on_free() && args.ctor.is_none())),
             }),
             GFP_KERNEL,
         )
@@ -235,6 +267,45 @@ impl CacheCore {
         &self.nodes[nid as usize]
     }
 
+    /// Sets what `init_on_alloc` and `init_on_free` (boot parameters) would set, for the
+    /// suites.
+    #[cfg(rslub_inject)]
+    pub(crate) fn set_init_on(&self, alloc: bool, free: bool) {
+        self.init_on_alloc
+            .store(if alloc { Gfp::ZERO } else { 0 }, Relaxed);
+        self.init_on_free.store(u32::from(free), Relaxed);
+    }
+
+    /// The address the injection points pass to a test's hook for this cache.
+    #[cfg(rslub_inject)]
+    pub(crate) fn id(&self) -> usize {
+        ptr::from_ref(self) as usize
+    }
+
+    /// Checks the current CPU's view of the cache against the `CpuSlab` invariant: every
+    /// object on its private free list is an object of its active slab, and the list is
+    /// no longer than the slab. Returns the length, or the first object that breaks it.
+    /// For the suites, which pin themselves to the CPU they check.
+    #[cfg(rslub_inject)]
+    pub(crate) fn check_this_cpu(&self) -> Result<u32, usize> {
+        let _irq = IrqDisabled::new();
+        // SAFETY: Interrupts are off: this CPU's copy is ours.
+        let c = unsafe { &*self.cpu.this_cpu() };
+        let mut p = c.freelist as usize as *mut u8;
+        let mut n = 0u32;
+        while !p.is_null() {
+            // SAFETY: `p` is on this CPU's free list, an object of one of this cache's
+            // slabs (if the invariant is broken, of another slab, still live).
+            if unsafe { mm::slab_of(p) } as u64 != c.slab || n >= self.layout.objects {
+                return Err(p as usize);
+            }
+            n += 1;
+            // SAFETY: As above.
+            p = unsafe { free_pointer(p, self.layout.free_offset) };
+        }
+        Ok(n)
+    }
+
     /// Counter values summed over all CPUs.
     pub(crate) fn stats(&self) -> Stats {
         let mut s = Stats::ZERO;
@@ -265,6 +336,12 @@ impl CacheCore {
         unsafe { arch::this_cpu_inc(self.pcpu(), Self::stat_offset(s)) };
     }
 
+    /// Takes back a [`CacheCore::stat`] whose event did not happen.
+    fn stat_sub(&self, s: Stat) {
+        // SAFETY: The address is counter `s` of this cache's live per-cpu area.
+        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(s), u64::MAX) };
+    }
+
     /// The per-cpu address of this cache's `CpuSlab`.
     #[inline(always)]
     fn pcpu(&self) -> *mut u8 {
@@ -279,7 +356,9 @@ impl CacheCore {
         self.alloc_node(gfp, NO_NODE)
     }
 
-    /// Allocates an object from node `node` (`NO_NODE`: any, the local one preferred).
+    /// Allocates an object from node `node` (`NO_NODE`: any, the local one preferred). A
+    /// node that is online but has no memory gives an object of the nearest node that
+    /// has; a node that is not online is `EINVAL`.
     ///
     /// Fast path: take the head of this CPU's free list with one `cmpxchg16b` on
     /// (freelist, tid), without a lock, an atomic bus operation or interrupts off.
@@ -289,35 +368,43 @@ impl CacheCore {
         const TID: usize = offset_of!(CpuSlab, tid);
         const NODE: usize = offset_of!(CpuSlab, node);
         let pcpu = self.pcpu();
-        loop {
-            // The transaction id is read first: any change of this CPU's slab state after
-            // it (an interrupt, a preemption, a migration to another CPU) changes the id,
-            // so the `cmpxchg16b` fails and the loop starts over.
-            // SAFETY: The `this_cpu_*` addresses here are fields of this cache's live
-            // per-cpu `CpuSlab`.
-            let tid = unsafe { arch::this_cpu_read::<TID>(pcpu) };
+        let object = loop {
+            // One CPU's copy, read through one pointer: the task may migrate at any point
+            // below, but every value comes from the CPU whose `tid` the commit checks. The
+            // commit runs on the CPU the task is on then; `tid` carries the CPU number,
+            // so on any other CPU it fails, and on that CPU any change since the `tid`
+            // was read (an interrupt, another task) has advanced it.
+            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
+            // `tid` first: `read_once` keeps the loads in program order, and x86 does not
+            // reorder loads with loads.
+            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
+            let tid = unsafe { arch::read_once::<TID>(c) };
             // SAFETY: As above.
-            let object = unsafe { arch::this_cpu_read::<FREELIST>(pcpu) } as usize as *mut u8;
+            let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
+            inject!(self, Point::AllocHeadRead);
             if object.is_null()
                 // SAFETY: As above.
-                || (node != NO_NODE && unsafe { arch::this_cpu_read::<NODE>(pcpu) } != node as u64)
+                || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
             {
                 let object = self.alloc_slow(gfp, node);
-                return NonNull::new(object).ok_or_else(|| {
-                    if node != NO_NODE && !shim::node_online(node) {
-                        EINVAL
-                    } else {
+                if object.is_null() {
+                    return Err(if node == NO_NODE || shim::node_online(node) {
                         ENOMEM
-                    }
-                });
+                    } else {
+                        EINVAL
+                    });
+                }
+                break object;
             }
+            inject!(self, Point::AllocNodeRead);
             // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
             // direct-map memory of a slab, or of pages since given back; the direct map
-            // stays mapped (caches refuse `debug_pagealloc`, see `new`), and a value read
-            // from a reused object is discarded by the failing `cmpxchg16b`.
+            // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
+            // value read from a reused object is discarded by the failing `cmpxchg16b`.
             let next = unsafe { free_pointer(object, self.layout.free_offset) };
-            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of this
-            // CPU's copy; CX16 was checked at creation.
+            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of the
+            // current CPU's copy; CX16 was checked at load.
             if unsafe {
                 arch::this_cpu_cmpxchg16b(
                     pcpu.wrapping_add(FREELIST).cast(),
@@ -327,22 +414,47 @@ impl CacheCore {
             } {
                 // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
                 unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
-                // SAFETY: non-null, checked above.
-                return Ok(unsafe { NonNull::new_unchecked(object) });
+                break object;
             }
+        };
+        if (gfp.raw() | self.init_on_alloc.load(Relaxed)) & Gfp::ZERO != 0 {
+            self.zero(object);
         }
+        // SAFETY: Both ways out of the loop give a non-null object.
+        Ok(unsafe { NonNull::new_unchecked(object) })
+    }
+
+    /// Zeroes the object at `object` (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`).
+    #[inline(never)]
+    #[cold]
+    fn zero(&self, object: *mut u8) {
+        // SAFETY: `object` is an object of this cache owned by the caller, `object_size`
+        // bytes long.
+        unsafe { ptr::write_bytes(object, 0, self.layout.object_size as usize) };
     }
 
     /// The allocation slow path (`___slab_alloc`), with interrupts off on this CPU except
     /// while a new slab comes from the page allocator. Returns null on failure (a node
     /// that is not online, or no memory): a plain pointer keeps the fast path's caller
     /// free of a stack slot for the result.
+    ///
+    /// For an explicit node, as SLUB: a node without memory is no constraint; otherwise
+    /// that node's partial slabs, then a new slab of that node only, without sleeping
+    /// (`Gfp::for_this_node_only`); if that fails, partial slabs of the other nodes, then
+    /// a new slab wherever the page allocator finds one with the caller's flags.
     #[inline(never)]
     fn alloc_slow(&self, gfp: Gfp, node: i32) -> *mut u8 {
         if node != NO_NODE && !shim::node_online(node) {
             return ptr::null_mut();
         }
-        let irq = IrqDisabled::new();
+        let node = if node != NO_NODE && !shim::node_has_memory(node) {
+            NO_NODE
+        } else {
+            node
+        };
+        // First try the node asked for only; `__GFP_THISNODE` from the caller means only.
+        let mut this_node_first = node != NO_NODE && !gfp.has(Gfp::THISNODE);
+        let mut irq = IrqDisabled::new();
         self.stat(Stat::AllocSlow);
         loop {
             // SAFETY: Interrupts are off, so this CPU's copy is ours until `irq` drops and
@@ -371,18 +483,30 @@ impl CacheCore {
                 }
                 return self.load_object(c, object);
             }
-            if let Some((slab, object)) = self.get_partial(node, &irq) {
+            let only_node = node != NO_NODE && (this_node_first || gfp.has(Gfp::THISNODE));
+            if let Some((slab, object)) = self.get_partial(node, only_node, &irq) {
                 self.install(c, slab, object);
                 return self.load_object(c, object);
             }
             // A new slab; the page allocator may sleep, so interrupts go back on, and
             // the task may come back on another CPU.
             drop(irq);
-            let Ok((slab, object)) = self.new_slab(gfp, node) else {
+            let flags = if this_node_first {
+                gfp.for_this_node_only()
+            } else {
+                gfp
+            };
+            let new = self.new_slab(flags, node);
+            irq = IrqDisabled::new();
+            let Ok((slab, object)) = new else {
+                if this_node_first {
+                    // The node cannot give a slab now: other nodes' partial slabs next.
+                    this_node_first = false;
+                    continue;
+                }
                 self.stat(Stat::AllocFailed);
                 return ptr::null_mut();
             };
-            let _irq = IrqDisabled::new();
             // SAFETY: As above, for the CPU we are on now.
             let c = unsafe { &mut *self.cpu.this_cpu() };
             if c.slab != 0 {
@@ -481,9 +605,14 @@ impl CacheCore {
         }
     }
 
-    /// Finds a partial slab: on `node` (or the local node for `NO_NODE`), then, for
-    /// `NO_NODE` only, on the other nodes. Returns the slab frozen and its free list.
-    fn get_partial(&self, node: i32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
+    /// Finds a partial slab: on `node` (or the local node for `NO_NODE`), then, unless
+    /// `only_node`, on the other nodes. Returns the slab frozen and its free list.
+    fn get_partial(
+        &self,
+        node: i32,
+        only_node: bool,
+        irq: &IrqDisabled,
+    ) -> Option<(*mut Slab, *mut u8)> {
         self.stat(Stat::GetPartial);
         let local = if node == NO_NODE {
             shim::numa_mem_id()
@@ -498,8 +627,7 @@ impl CacheCore {
             self.stat(Stat::RefillNodePartial);
             return Some(r);
         }
-        if node != NO_NODE {
-            // An explicit node: its objects must come from that node.
+        if only_node {
             return None;
         }
         self.get_any_partial(local.unsigned_abs(), irq)
@@ -544,6 +672,7 @@ impl CacheCore {
             RemoteWalk::Zonelist => &self.zonelist,
         };
         for &nid in order.get(local as usize)?.iter() {
+            inject!(self, Point::RemoteNode(u32::from(nid)));
             self.stat(Stat::RemoteNodesTried);
             self.stat(Stat::NodesTried);
             if self.node(u32::from(nid)).nr_partial() > min_partial {
@@ -556,26 +685,25 @@ impl CacheCore {
         None
     }
 
-    /// Allocates and formats a new slab, frozen, for the calling CPU. Interrupts must be
-    /// on if `flags` may sleep.
+    /// Allocates and formats a new slab, frozen, for the calling CPU, with the flags of
+    /// [`crate::gfp`]: the preferred order may fail quietly (then the smallest order that
+    /// holds one object, with `gfp` as given), the metadata takes the reclaim bits of
+    /// `gfp`. Interrupts must be on if `gfp` may sleep.
     fn new_slab(&self, gfp: Gfp, node: i32) -> Result<(*mut Slab, *mut u8)> {
         let l = &self.layout;
-        let pages = if node == NO_NODE {
-            SlabPages::alloc(node, gfp, l.order)
-        } else {
-            // The node asked for, if it has memory; else any node rather than failing.
-            SlabPages::alloc(node, gfp.with(Gfp::THISNODE), l.order)
-                .or_else(|| SlabPages::alloc(node, gfp, l.order))
-        };
-        // If the preferred order is not available, the smallest that holds one object.
+        let gfp = gfp.for_pages();
         let min_order = layout::get_order(u64::from(l.size));
-        let (pages, order) = match pages {
-            Some(p) => (p, l.order),
-            None if min_order < l.order => (
-                SlabPages::alloc(node, gfp, min_order).ok_or(ENOMEM)?,
-                min_order,
-            ),
-            None => return Err(ENOMEM),
+        let (pages, order) = if l.order > min_order {
+            match self.alloc_pages(gfp.for_preferred_order(), node, l.order) {
+                Some(p) => (p, l.order),
+                None => {
+                    self.stat(Stat::OrderFallback);
+                    let p = self.alloc_pages(gfp, node, min_order).ok_or(ENOMEM)?;
+                    (p, min_order)
+                }
+            }
+        } else {
+            (self.alloc_pages(gfp, node, l.order).ok_or(ENOMEM)?, l.order)
         };
         let g = Geometry {
             size: l.size,
@@ -583,11 +711,31 @@ impl CacheCore {
             objects: layout::order_objects(order, l.stride()),
         };
         let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
-        let mut slab = KBox::new(slab, gfp.kernel_flags())?;
-        Slab::publish(&mut slab);
-        self.node(slab.node).slab_added(slab.objects);
+        let meta = gfp.for_metadata();
+        if inject!(self, Point::MetaAlloc { gfp: meta.raw() }) {
+            return Err(ENOMEM);
+        }
+        let slab = slab.publish(meta)?;
+        // SAFETY: Just published, live.
+        let s = unsafe { slab.as_ref() };
+        self.node(s.node).slab_added(s.objects);
         self.stat(Stat::NewSlab);
-        Ok((KBox::into_raw(slab), object))
+        Ok((slab.as_ptr(), object))
+    }
+
+    /// `2^order` pages on `node` with exactly `gfp`.
+    fn alloc_pages(&self, gfp: Gfp, node: i32, order: u32) -> Option<SlabPages> {
+        if inject!(
+            self,
+            Point::PageAlloc {
+                gfp: gfp.raw(),
+                order,
+                node
+            }
+        ) {
+            return None;
+        }
+        SlabPages::alloc(node, gfp, order)
     }
 
     /// Gives an empty slab back to the page allocator.
@@ -596,11 +744,13 @@ impl CacheCore {
     ///
     /// `slab` must be empty, on no list and held by no CPU; nothing may use it afterwards.
     unsafe fn discard(&self, slab: *mut Slab) {
-        // SAFETY: The caller gives up the slab; it came from `KBox::into_raw` in `new_slab`.
-        let slab = unsafe { KBox::from_raw(slab) };
-        self.node(slab.node).slab_removed(slab.objects);
+        // SAFETY: The caller gives up the slab, which is live until here.
+        let (nid, objects) = unsafe { ((*slab).node, (*slab).objects) };
+        self.node(nid).slab_removed(objects);
         self.stat(Stat::SlabFreed);
-        drop(slab);
+        // SAFETY: The slab came from `Slab::publish` in `new_slab` (non-null), and the
+        // caller gives it up.
+        unsafe { Slab::free(NonNull::new_unchecked(slab)) };
     }
 
     // ----- free ---------------------------------------------------------------------
@@ -609,6 +759,11 @@ impl CacheCore {
     ///
     /// Fast path: the object's slab is this CPU's active slab; push it on the CPU free
     /// list with one `cmpxchg16b` on (freelist, tid).
+    ///
+    /// Once the object is free, the cache may be destroyed by another CPU (destruction
+    /// allows frees of objects still allocated to race with it): no path touches the cache
+    /// after the update that frees the object, except to release a node lock that
+    /// destruction takes before it counts (see [`CacheCore::shutdown`]).
     ///
     /// # Safety
     ///
@@ -619,25 +774,37 @@ impl CacheCore {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const SLAB: usize = offset_of!(CpuSlab, slab);
+        const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
         let object = object.as_ptr();
+        if self.init_on_free.load(Relaxed) != 0 {
+            self.zero(object);
+        }
         // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
         let slab = unsafe { mm::slab_of(object) } as u64;
         let pcpu = self.pcpu();
         loop {
-            // SAFETY: Fields of this cache's live per-cpu `CpuSlab`; `tid` first, as in
-            // `alloc_node`.
-            let tid = unsafe { arch::this_cpu_read::<TID>(pcpu) };
+            // As in `alloc_node`: one CPU's copy, `tid` first; the commit fails on any
+            // other CPU, so the active slab compared here is the one the commit checks.
+            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
+            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
+            let tid = unsafe { arch::read_once::<TID>(c) };
+            inject!(self, Point::FreeTidRead);
             // SAFETY: As above.
-            if unsafe { arch::this_cpu_read::<SLAB>(pcpu) } != slab {
+            if unsafe { arch::read_once::<SLAB>(c) } != slab {
                 // SAFETY: The caller's guarantees pass on.
                 return unsafe { self.free_slow(slab as usize as *mut Slab, object) };
             }
+            inject!(self, Point::FreeSlabRead);
             // SAFETY: As above.
-            let head = unsafe { arch::this_cpu_read::<FREELIST>(pcpu) } as usize as *mut u8;
+            let head = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
             // SAFETY: The caller owns `object`, a free-to-be object of this cache.
             unsafe { set_free_pointer(object, self.layout.free_offset, head) };
-            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of this
-            // CPU's copy.
+            // Counted before the commit, which is the last touch of the cache.
+            // SAFETY: The `free_fast` counter of this cache's per-cpu area.
+            unsafe { arch::this_cpu_inc_at::<FREE_FAST>(pcpu) };
+            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of the
+            // current CPU's copy.
             if unsafe {
                 arch::this_cpu_cmpxchg16b(
                     pcpu.wrapping_add(FREELIST).cast(),
@@ -645,10 +812,11 @@ impl CacheCore {
                     [object as u64, tid.wrapping_add(TID_STEP)],
                 )
             } {
-                // SAFETY: The `free_fast` counter of this cache's per-cpu area.
-                unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::FreeFast) }>(pcpu) };
                 return;
             }
+            // Not freed: the object is still live, so is the cache.
+            // SAFETY: As above.
+            unsafe { arch::this_cpu_dec_at::<FREE_FAST>(pcpu) };
         }
     }
 
@@ -690,16 +858,22 @@ impl CacheCore {
                 freelist: head,
                 counters: slab::counters(inuse, old.frozen()),
             };
+            // Counted before the update, which is the last touch of the cache.
+            if old.frozen() {
+                self.stat(Stat::FreeFrozen);
+            }
             if s.update(old, new) {
-                if old.frozen() {
-                    self.stat(Stat::FreeFrozen);
-                }
                 return;
+            }
+            if old.frozen() {
+                self.stat_sub(Stat::FreeFrozen);
             }
         }
     }
 
-    /// The part of the free slow path that may move the slab between lists.
+    /// The part of the free slow path that may move the slab between lists. All of it
+    /// runs under the node lock, including giving an emptied slab back: destruction takes
+    /// every node lock before it counts what is left, so it never sees a slab half gone.
     ///
     /// # Safety
     ///
@@ -708,9 +882,10 @@ impl CacheCore {
         // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
         let node = self.node(s.node);
+        let min_partial = self.min_partial();
+        self.stat(Stat::FreeLocked);
         let irq = IrqDisabled::new();
         let mut g = node.lock(&irq);
-        self.stat(Stat::FreeLocked);
         let (old, new) = loop {
             let old = s.state();
             // SAFETY: The caller owns `tail`.
@@ -735,14 +910,14 @@ impl CacheCore {
         }
         // "Already holds at least min_partial partial slabs": not counting this one.
         let others = g.list().len() - u32::from(on_partial);
-        if new.inuse() == 0 && others >= self.min_partial() {
+        if new.inuse() == 0 && others >= min_partial {
             if on_partial {
                 // SAFETY: `slab` is on this list; lock held.
                 unsafe { g.list().remove(slab) };
             }
-            drop(g);
-            drop(irq);
+            inject!(self, Point::FreeDiscard);
             // SAFETY: Empty, off the lists, not frozen: nothing refers to it any more.
+            // Freeing pages under a spinlock is allowed.
             unsafe { self.discard(slab) };
             return;
         }
@@ -755,7 +930,8 @@ impl CacheCore {
 
     // ----- bulk ---------------------------------------------------------------------
 
-    /// Fills `out` with objects; on failure frees what it took and returns the error.
+    /// Fills `out` with objects; on failure frees what it took and returns the error,
+    /// leaving `out` all null.
     pub(crate) fn alloc_bulk(&self, gfp: Gfp, out: &mut [*mut u8]) -> Result {
         let mut i = 0;
         while i < out.len() {
@@ -783,10 +959,16 @@ impl CacheCore {
                 if object.is_null() {
                     // SAFETY: `out[..i]` were just allocated from this cache.
                     unsafe { self.free_bulk(&out[..i]) };
+                    out[..i].fill(ptr::null_mut());
                     return Err(ENOMEM);
                 }
                 out[i] = object;
                 i += 1;
+            }
+        }
+        if (gfp.raw() | self.init_on_alloc.load(Relaxed)) & Gfp::ZERO != 0 {
+            for &object in out.iter() {
+                self.zero(object);
             }
         }
         Ok(())
@@ -802,6 +984,11 @@ impl CacheCore {
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
         let off = self.layout.free_offset;
+        if self.init_on_free.load(Relaxed) != 0 {
+            for &object in objects {
+                self.zero(object);
+            }
+        }
         let _irq = IrqDisabled::new();
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         let c = unsafe { &mut *self.cpu.this_cpu() };
@@ -833,9 +1020,15 @@ impl CacheCore {
             // the slow path takes its own locks (interrupts may already be off).
             unsafe { self.free_chain(slab as usize as *mut Slab, head, first, count) };
         }
-        c.tid = c.tid.wrapping_add(TID_STEP);
-        // SAFETY: Per-cpu counter of this cache.
-        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::FreeFast), fast) };
+        // Only if objects went on this CPU's list: then this CPU still has its active
+        // slab, so the cache is not being destroyed (destruction flushes every CPU,
+        // which waits for interrupts to come back on here). Otherwise the last update
+        // above may have freed the last object, and the cache must not be touched.
+        if fast != 0 {
+            c.tid = c.tid.wrapping_add(TID_STEP);
+            // SAFETY: Per-cpu counter of this cache.
+            unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::FreeFast), fast) };
+        }
     }
 
     // ----- shrinking and destruction ------------------------------------------------
@@ -850,13 +1043,16 @@ impl CacheCore {
         }
     }
 
-    /// Gives every empty partial slab back to the page allocator. Returns the free
-    /// objects left in the partial slabs of each node, summed.
+    /// Gives every empty partial slab back to the page allocator. Returns the objects
+    /// still allocated: per node, its objects less the free ones of its partial slabs,
+    /// counted under the node lock, which every free that moves a slab between lists or
+    /// gives one back holds from its update to its end.
     fn discard_empty_partials(&self) -> u64 {
-        let mut free_objects = 0u64;
+        let mut live = 0u64;
         for node in self.nodes.iter() {
             let irq = IrqDisabled::new();
             let mut g = node.lock(&irq);
+            let mut free_objects = 0i64;
             let mut p = g.list().first();
             while let Some(slab) = p {
                 // SAFETY: `slab` is on this list and the lock is held.
@@ -871,24 +1067,27 @@ impl CacheCore {
                         self.discard(slab);
                     }
                 } else {
-                    free_objects += u64::from(objects - st.inuse());
+                    free_objects += i64::from(objects - st.inuse());
                 }
                 p = (!next.is_null()).then_some(next);
             }
+            live += (node.total_objects() - free_objects).max(0) as u64;
         }
-        free_objects
+        live
     }
 
     /// Flushes every online CPU's active slab and gives every empty slab back
-    /// (`kmem_cache_shrink`), running on each CPU in turn as SLUB's `flush_all()` does.
-    /// Safe while the cache is in use; may sleep.
+    /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
+    /// while the cache is in use, and from memory reclaim; may sleep.
     pub(crate) fn shrink(&self) {
         shim::run_on_each_cpu(&|| self.flush_this_cpu());
         self.discard_empty_partials();
     }
 
     /// Flushes every CPU's active slab, gives every empty slab back, and returns how many
-    /// objects are still allocated; their slabs stay.
+    /// objects are still allocated; their slabs stay. With none, nothing of the cache is
+    /// in use any more and it may be freed: a free racing with this call either finished
+    /// before the count or is counted (see [`CacheCore::free`]).
     ///
     /// # Safety
     ///
@@ -904,9 +1103,8 @@ impl CacheCore {
                 self.flush(c);
             }
         }
-        let free_objects = self.discard_empty_partials();
-        let total: i64 = self.nodes.iter().map(|n| n.total_objects()).sum();
-        LiveObjects((total.max(0) as u64).saturating_sub(free_objects))
+        inject!(self, Point::ShutdownFlushed);
+        LiveObjects(self.discard_empty_partials())
     }
 }
 

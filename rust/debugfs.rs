@@ -17,7 +17,7 @@
 
 use crate::{
     cache::{CacheCore, RemoteWalk},
-    topology::Topology,
+    topology,
 };
 use core::ptr::NonNull;
 use kernel::{
@@ -124,7 +124,7 @@ fn show_layout(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 
 fn show_nodes(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     writeln!(f, "node slabs objects partial")?;
-    for nid in 0..Topology::read().online_nodes {
+    for nid in topology::online_nodes() {
         let (slabs, objects, partial) = c.get().node_counts(nid);
         writeln!(f, "{nid} {slabs} {objects} {partial}")?;
     }

@@ -1,24 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Allocation flags (`gfp_t`) as rslub's API takes them.
+//! Allocation flags (`gfp_t`) as rslub's API takes them, and the flags rslub derives from
+//! a caller's for the allocations it makes on the caller's behalf.
 //!
-//! The kernel crate's `Flags` cannot be built from, or turned back into, a raw `gfp_t`
-//! outside the kernel crate, and the C API receives raw masks; so rslub carries its own
-//! small wrapper and derives the kernel crate's flags from it where it needs them.
+//! The kernel crate's `Flags` cannot be built from a raw `gfp_t` outside the kernel crate,
+//! and the C API receives raw masks; so rslub carries its own small wrapper. Every
+//! allocation rslub makes for a caller (slab pages, slab metadata) passes on the caller's
+//! reclaim and context bits, as SLUB does:
+//!
+//! - the preferred slab order may fail quietly and cheaply: no warning, no retry, no
+//!   `__GFP_NOFAIL`, and no reclaim at all when reclaim was allowed (SLUB's
+//!   `allocate_slab()`); the smallest order that holds one object gets the caller's flags;
+//! - an explicit node is first tried with `GFP_NOWAIT | __GFP_THISNODE` (keeping only the
+//!   caller's `__GFP_NOMEMALLOC` and `__GFP_ACCOUNT`), before partial slabs of other nodes
+//!   and the page allocator's own fallback (SLUB's `___slab_alloc()`);
+//! - metadata takes the caller's reclaim bits (`GFP_RECLAIM_MASK` of `mm/internal.h`):
+//!   `GFP_NOFS` stays out of the file system, `GFP_NOIO` out of block I/O, `__GFP_NOFAIL`
+//!   does not fail, `GFP_ATOMIC` keeps `__GFP_HIGH`.
+//! - `__GFP_ZERO` zeroes objects, one by one: it is never passed to the page allocator.
 
-use kernel::{
-    alloc::{flags, Flags},
-    bindings,
-};
+use kernel::bindings;
 
 /// A `gfp_t` mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Gfp(u32);
 
+/// The bit of `___GFP_<name>_BIT`.
+const fn bit(b: u32) -> u32 {
+    1 << b
+}
+
 impl Gfp {
-    /// `GFP_KERNEL`: may sleep.
+    /// `__GFP_HIGH`: may use the emergency reserves.
+    pub(crate) const HIGH: u32 = bit(bindings::___GFP_HIGH_BIT);
+    /// `__GFP_IO`: may start block I/O.
+    pub(crate) const IO: u32 = bit(bindings::___GFP_IO_BIT);
+    /// `__GFP_FS`: may call into the file system.
+    pub(crate) const FS: u32 = bit(bindings::___GFP_FS_BIT);
+    /// `__GFP_ZERO`: the memory must be zeroed.
+    pub(crate) const ZERO: u32 = bit(bindings::___GFP_ZERO_BIT);
+    /// `__GFP_DIRECT_RECLAIM`: may sleep to reclaim.
+    pub(crate) const DIRECT_RECLAIM: u32 = bit(bindings::___GFP_DIRECT_RECLAIM_BIT);
+    /// `__GFP_KSWAPD_RECLAIM`: may wake kswapd.
+    pub(crate) const KSWAPD_RECLAIM: u32 = bit(bindings::___GFP_KSWAPD_RECLAIM_BIT);
+    /// `__GFP_RECLAIM`.
+    pub(crate) const RECLAIM: u32 = Self::DIRECT_RECLAIM | Self::KSWAPD_RECLAIM;
+    /// `__GFP_NOWARN`: no warning on failure.
+    pub(crate) const NOWARN: u32 = bit(bindings::___GFP_NOWARN_BIT);
+    /// `__GFP_RETRY_MAYFAIL`.
+    pub(crate) const RETRY_MAYFAIL: u32 = bit(bindings::___GFP_RETRY_MAYFAIL_BIT);
+    /// `__GFP_NOFAIL`: must not fail.
+    pub(crate) const NOFAIL: u32 = bit(bindings::___GFP_NOFAIL_BIT);
+    /// `__GFP_NORETRY`: fail rather than try hard.
+    pub(crate) const NORETRY: u32 = bit(bindings::___GFP_NORETRY_BIT);
+    /// `__GFP_MEMALLOC`.
+    pub(crate) const MEMALLOC: u32 = bit(bindings::___GFP_MEMALLOC_BIT);
+    /// `__GFP_NOMEMALLOC`: never the emergency reserves.
+    pub(crate) const NOMEMALLOC: u32 = bit(bindings::___GFP_NOMEMALLOC_BIT);
+    /// `__GFP_THISNODE`: only the node asked for.
+    pub(crate) const THISNODE: u32 = bit(bindings::___GFP_THISNODE_BIT);
+    /// `__GFP_ACCOUNT`.
+    pub(crate) const ACCOUNT: u32 = bit(bindings::___GFP_ACCOUNT_BIT);
+    /// `__GFP_NOLOCKDEP` where lockdep has it, else nothing.
+    #[cfg(CONFIG_LOCKDEP)]
+    const NOLOCKDEP: u32 = bit(bindings::___GFP_NOLOCKDEP_BIT);
+    #[cfg(not(CONFIG_LOCKDEP))]
+    const NOLOCKDEP: u32 = 0;
+    /// `GFP_RECLAIM_MASK` (`mm/internal.h`): the bits that say how hard an allocation may
+    /// try and what it may call into.
+    pub(crate) const RECLAIM_MASK: u32 = Self::RECLAIM
+        | Self::HIGH
+        | Self::IO
+        | Self::FS
+        | Self::NOWARN
+        | Self::RETRY_MAYFAIL
+        | Self::NOFAIL
+        | Self::NORETRY
+        | Self::MEMALLOC
+        | Self::NOMEMALLOC
+        | Self::NOLOCKDEP;
+
+    /// `GFP_KERNEL`: may sleep, reclaim, do I/O and call the file system.
     #[cfg_attr(not(rslub_kunit), expect(dead_code))]
-    pub(crate) const KERNEL: Gfp = Gfp(bindings::GFP_KERNEL);
+    pub(crate) const KERNEL: Gfp = Gfp(Self::RECLAIM | Self::IO | Self::FS);
+    /// `GFP_NOWAIT`: does not sleep, may wake kswapd.
+    pub(crate) const NOWAIT: Gfp = Gfp(Self::KSWAPD_RECLAIM | Self::NOWARN);
 
     /// A mask from C.
     pub(crate) const fn from_raw(raw: u32) -> Self {
@@ -35,24 +101,50 @@ impl Gfp {
         Self(self.0 | extra)
     }
 
-    /// `__GFP_THISNODE`: only the node asked for.
-    pub(crate) const THISNODE: u32 = 1 << bindings::___GFP_THISNODE_BIT;
-    /// `__GFP_NOWARN`: no warning on failure.
-    pub(crate) const NOWARN: u32 = bindings::__GFP_NOWARN;
-    /// `__GFP_DIRECT_RECLAIM`: the allocation may sleep to reclaim.
-    const DIRECT_RECLAIM: u32 = 1 << bindings::___GFP_DIRECT_RECLAIM_BIT;
-
-    /// Whether the allocation may sleep (`gfpflags_allow_blocking()`).
-    pub(crate) fn may_sleep(self) -> bool {
-        self.0 & Self::DIRECT_RECLAIM != 0
+    /// The same mask without `bits`.
+    pub(crate) const fn without(self, bits: u32) -> Self {
+        Self(self.0 & !bits)
     }
 
-    /// Flags of the same blocking behaviour for the kernel crate's allocators.
-    pub(crate) fn kernel_flags(self) -> Flags {
-        if self.may_sleep() {
-            flags::GFP_KERNEL
+    /// Whether every bit of `bits` is set.
+    pub(crate) const fn has(self, bits: u32) -> bool {
+        self.0 & bits == bits
+    }
+
+    /// Whether the allocation may sleep (`gfpflags_allow_blocking()`).
+    #[cfg_attr(not(rslub_kunit), expect(dead_code))]
+    pub(crate) fn may_sleep(self) -> bool {
+        self.has(Self::DIRECT_RECLAIM)
+    }
+
+    /// The flags for slab pages: the caller's, without `__GFP_ZERO` (objects are zeroed
+    /// one by one, on allocation, when asked).
+    pub(crate) const fn for_pages(self) -> Self {
+        self.without(Self::ZERO)
+    }
+
+    /// The flags for the preferred (higher) slab order, when a smaller one can still hold
+    /// an object: may fail quietly and cheaply, and does not reclaim.
+    pub(crate) const fn for_preferred_order(self) -> Self {
+        let g = self
+            .with(Self::NOWARN | Self::NORETRY)
+            .without(Self::NOFAIL);
+        if g.has(Self::DIRECT_RECLAIM) {
+            g.with(Self::NOMEMALLOC).without(Self::RECLAIM)
         } else {
-            flags::GFP_NOWAIT | flags::__GFP_NOWARN
+            g
         }
+    }
+
+    /// The flags of the first, opportunistic try on an explicit node: that node only,
+    /// without sleeping or warning.
+    pub(crate) const fn for_this_node_only(self) -> Self {
+        Self(self.0 & (Self::NOWAIT.0 | Self::NOMEMALLOC | Self::ACCOUNT))
+            .with(Self::NOWARN | Self::THISNODE)
+    }
+
+    /// The flags for a slab's metadata: the caller's reclaim and context bits only.
+    pub(crate) const fn for_metadata(self) -> Self {
+        Self(self.0 & Self::RECLAIM_MASK)
     }
 }

@@ -31,14 +31,14 @@ pub(crate) struct SlabPages {
 unsafe impl Send for SlabPages {}
 
 impl SlabPages {
-    /// Allocates `2^order` pages, preferably on `node` (`NUMA_NO_NODE`: the local node).
+    /// Allocates `2^order` pages with exactly the flags `gfp`, preferably on `node`
+    /// (`NUMA_NO_NODE`: the local node). See [`crate::gfp`] for the flags each attempt
+    /// gets.
     pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32) -> Option<Self> {
-        // `__GFP_NOWARN`: a failed slab allocation is reported to the caller as `ENOMEM`,
-        // and a larger order may be retried smaller, so no warning splat.
-        let gfp = gfp.with(Gfp::NOWARN).raw();
         // SAFETY: `alloc_pages_node_noprof` accepts any node id (`NUMA_NO_NODE` included),
         // any GFP mask and any order up to `MAX_PAGE_ORDER`, which the layout guarantees.
-        let page = NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp, order) })?;
+        let page =
+            NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp.raw(), order) })?;
         let addr = shim::page_address(page);
         // INVARIANT: `page` was just allocated with `order`; `addr` is its address.
         Some(Self { page, addr, order })

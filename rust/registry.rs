@@ -7,6 +7,7 @@ use crate::{
     cache::{CacheArgs, CacheCore, LiveObjects},
     debugfs::CacheFiles,
     params::Params,
+    shim,
 };
 use core::{mem::ManuallyDrop, ops::Deref, pin::Pin, ptr::NonNull};
 use kernel::{
@@ -41,18 +42,23 @@ kernel::sync::global_lock! {
     };
 }
 
-/// Initialises the registry with the module's parameters and its debugfs directory.
+/// Checks that this machine and kernel can run the allocator (a clear message and
+/// `ENODEV` when not), then initialises the C shim and the registry with the module's
+/// parameters and its debugfs directory. [`exit`] undoes it.
 ///
 /// # Safety
 ///
 /// Must be called exactly once, in the module initialiser, before any other function of
 /// this module.
-pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) {
+pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
+    crate::cache::check_machine()?;
+    shim::init()?;
     // SAFETY: Called once, before any use (caller).
     unsafe { REGISTRY.init() };
     let mut reg = REGISTRY.lock();
     reg.params = Some(params);
     reg.root = Some(Dir::new(debugfs_name));
+    Ok(())
 }
 
 /// Removes the debugfs files; called when the module goes away. A cache its creator never
@@ -65,6 +71,8 @@ pub(crate) fn exit() {
         pr_warn!("cache {name} was never destroyed; leaving it in place\n");
     }
     reg.root = None;
+    drop(reg);
+    shim::exit();
 }
 
 /// A cache; destroyed when dropped. Dereferences to the cache itself.

@@ -71,6 +71,7 @@ mod arch;
 mod cache;
 mod debugfs;
 mod gfp;
+mod inject;
 mod layout;
 mod mm;
 mod node;
@@ -122,17 +123,9 @@ impl kernel::Module for Rslub {
             min_partial: module_parameters::min_partial.value(),
         };
         let params = Params::new(raw).inspect_err(|e| pr_err!("{e}\n"))?;
-        if !arch::has_cmpxchg16b() {
-            pr_err!("this CPU lacks cmpxchg16b (CX16), which the fast paths need\n");
-            return Err(ENODEV);
-        }
-        if shim::debug_pagealloc_enabled() {
-            pr_err!("debug_pagealloc is on: freed pages are unmapped, which the lock-free fast path cannot allow\n");
-            return Err(ENODEV);
-        }
         let topo = topology::Topology::read();
         // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params, c"rslub") };
+        unsafe { registry::init(params, c"rslub") }?;
         pr_info!("loaded: {}\n", params.effective(topo.scaling_cpus()));
         pr_info!(
             "machine: {} CPUs ({} possible), {} NUMA nodes online\n",

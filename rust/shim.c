@@ -10,7 +10,9 @@
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/nodemask.h>
+#include <linux/percpu.h>
 #include <linux/workqueue.h>
 #include <linux/topology.h>
 
@@ -19,6 +21,11 @@
 unsigned int rslub_num_present_cpus(void)
 {
 	return num_present_cpus();
+}
+
+unsigned int rslub_num_online_cpus(void)
+{
+	return num_online_cpus();
 }
 
 unsigned int rslub_num_online_nodes(void)
@@ -31,9 +38,19 @@ bool rslub_cpu_possible(int cpu)
 	return cpu_possible(cpu);
 }
 
+bool rslub_cpu_online(int cpu)
+{
+	return cpu_online(cpu);
+}
+
 bool rslub_node_online(int node)
 {
 	return node >= 0 && node < nr_node_ids && node_online(node);
+}
+
+bool rslub_node_has_memory(int node)
+{
+	return node >= 0 && node < nr_node_ids && node_state(node, N_NORMAL_MEMORY);
 }
 
 int rslub_numa_mem_id(void)
@@ -44,6 +61,16 @@ int rslub_numa_mem_id(void)
 unsigned int rslub_cache_line_size(void)
 {
 	return cache_line_size();
+}
+
+bool rslub_init_on_alloc(void)
+{
+	return want_init_on_alloc(0);
+}
+
+bool rslub_init_on_free(void)
+{
+	return want_init_on_free();
 }
 
 bool rslub_debug_pagealloc_enabled(void)
@@ -74,13 +101,57 @@ void rslub_irq_restore(unsigned long flags)
 	local_irq_restore(flags);
 }
 
-void rslub_run_on_each_cpu(long (*fn)(void *), void *arg)
+/*
+ * Flushing CPUs, as SLUB's flush_all(): a work item per online CPU, all queued on a
+ * workqueue of our own that may be waited for from memory reclaim (WQ_MEM_RECLAIM, with
+ * a rescuer thread), then all waited for. The work items are per-cpu statics, so one
+ * flush runs at a time (rslub_flush_lock).
+ */
+struct rslub_flush_work {
+	struct work_struct work;
+	void (*fn)(void *);
+	void *arg;
+};
+
+static DEFINE_PER_CPU(struct rslub_flush_work, rslub_flush);
+static DEFINE_MUTEX(rslub_flush_lock);
+static struct workqueue_struct *rslub_flush_wq;
+
+int rslub_shim_init(void)
 {
+	rslub_flush_wq = alloc_workqueue("rslub_flushwq", WQ_MEM_RECLAIM | WQ_PERCPU, 0);
+	return rslub_flush_wq ? 0 : -ENOMEM;
+}
+
+void rslub_shim_exit(void)
+{
+	destroy_workqueue(rslub_flush_wq);
+}
+
+static void rslub_flush_fn(struct work_struct *w)
+{
+	struct rslub_flush_work *f = container_of(w, struct rslub_flush_work, work);
+
+	f->fn(f->arg);
+}
+
+void rslub_run_on_each_cpu(void (*fn)(void *), void *arg)
+{
+	struct rslub_flush_work *f;
 	int cpu;
 
 	cpus_read_lock();
+	mutex_lock(&rslub_flush_lock);
+	for_each_online_cpu(cpu) {
+		f = per_cpu_ptr(&rslub_flush, cpu);
+		INIT_WORK(&f->work, rslub_flush_fn);
+		f->fn = fn;
+		f->arg = arg;
+		queue_work_on(cpu, rslub_flush_wq, &f->work);
+	}
 	for_each_online_cpu(cpu)
-		work_on_cpu(cpu, fn, arg);
+		flush_work(&per_cpu_ptr(&rslub_flush, cpu)->work);
+	mutex_unlock(&rslub_flush_lock);
 	cpus_read_unlock();
 }
 

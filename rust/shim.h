@@ -11,17 +11,24 @@
 struct page;
 
 unsigned int rslub_num_present_cpus(void);
+unsigned int rslub_num_online_cpus(void);
 unsigned int rslub_num_online_nodes(void);
 bool rslub_cpu_possible(int cpu);
+bool rslub_cpu_online(int cpu);
 bool rslub_node_online(int node);
+bool rslub_node_has_memory(int node);
 int rslub_numa_mem_id(void);
 unsigned int rslub_cache_line_size(void);
+bool rslub_init_on_alloc(void);
+bool rslub_init_on_free(void);
 bool rslub_debug_pagealloc_enabled(void);
 void *rslub_page_address(struct page *page);
 int rslub_page_to_nid(const struct page *page);
 unsigned long rslub_irq_save(void);
 void rslub_irq_restore(unsigned long flags);
-void rslub_run_on_each_cpu(long (*fn)(void *), void *arg);
+int rslub_shim_init(void);
+void rslub_shim_exit(void);
+void rslub_run_on_each_cpu(void (*fn)(void *), void *arg);
 int rslub_zonelist_nodes(int nid, u16 *out, int max);
 
 #endif /* RSLUB_SHIM_H */

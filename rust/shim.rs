@@ -15,21 +15,25 @@ mod ffi {
 
     extern "C" {
         pub(super) fn rslub_num_present_cpus() -> u32;
+        pub(super) fn rslub_num_online_cpus() -> u32;
         pub(super) fn rslub_num_online_nodes() -> u32;
         pub(super) fn rslub_cpu_possible(cpu: i32) -> bool;
+        pub(super) fn rslub_cpu_online(cpu: i32) -> bool;
         pub(super) fn rslub_node_online(node: i32) -> bool;
+        pub(super) fn rslub_node_has_memory(node: i32) -> bool;
         pub(super) fn rslub_numa_mem_id() -> i32;
         pub(super) fn rslub_cache_line_size() -> u32;
+        pub(super) fn rslub_init_on_alloc() -> bool;
+        pub(super) fn rslub_init_on_free() -> bool;
         pub(super) fn rslub_debug_pagealloc_enabled() -> bool;
         pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_irq_save() -> usize;
         pub(super) fn rslub_irq_restore(flags: usize);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
-        pub(super) fn rslub_run_on_each_cpu(
-            f: unsafe extern "C" fn(*mut c_void) -> isize,
-            arg: *mut c_void,
-        );
+        pub(super) fn rslub_shim_init() -> i32;
+        pub(super) fn rslub_shim_exit();
+        pub(super) fn rslub_run_on_each_cpu(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void);
     }
 }
 
@@ -37,6 +41,12 @@ mod ffi {
 pub(crate) fn num_present_cpus() -> u32 {
     // SAFETY: `num_present_cpus()` only reads the present CPU mask; it has no precondition.
     unsafe { ffi::rslub_num_present_cpus() }
+}
+
+/// Number of online CPUs (`num_online_cpus()`).
+pub(crate) fn num_online_cpus() -> u32 {
+    // SAFETY: `num_online_cpus()` only reads the online CPU count; it has no precondition.
+    unsafe { ffi::rslub_num_online_cpus() }
 }
 
 /// Number of online NUMA nodes (`num_online_nodes()`).
@@ -51,10 +61,24 @@ pub(crate) fn cpu_possible(cpu: kernel::cpu::CpuId) -> bool {
     unsafe { ffi::rslub_cpu_possible(cpu.as_u32() as i32) }
 }
 
+/// Whether `cpu` is online (`cpu_online()`).
+#[cfg_attr(not(rslub_kunit), expect(dead_code))]
+pub(crate) fn cpu_online(cpu: kernel::cpu::CpuId) -> bool {
+    // SAFETY: `CpuId` is below `nr_cpu_ids` by its type invariant.
+    unsafe { ffi::rslub_cpu_online(cpu.as_u32() as i32) }
+}
+
 /// Whether `node` is a valid, online node id.
 pub(crate) fn node_online(node: i32) -> bool {
     // SAFETY: The wrapper range-checks `node` before `node_online()`.
     unsafe { ffi::rslub_node_online(node) }
+}
+
+/// Whether `node` is a valid node id with memory slabs can use (`N_NORMAL_MEMORY`). A
+/// node can be online, with CPUs, and have none.
+pub(crate) fn node_has_memory(node: i32) -> bool {
+    // SAFETY: The wrapper range-checks `node` before `node_state()`.
+    unsafe { ffi::rslub_node_has_memory(node) }
 }
 
 /// The nearest node with memory to the current CPU (`numa_mem_id()`).
@@ -67,6 +91,18 @@ pub(crate) fn numa_mem_id() -> i32 {
 pub(crate) fn cache_line_size() -> u32 {
     // SAFETY: Reads boot CPU data; no precondition.
     unsafe { ffi::rslub_cache_line_size() }
+}
+
+/// Whether every allocation is zeroed (`init_on_alloc=1`, `want_init_on_alloc()`).
+pub(crate) fn init_on_alloc() -> bool {
+    // SAFETY: Reads a static key; no precondition.
+    unsafe { ffi::rslub_init_on_alloc() }
+}
+
+/// Whether every free is zeroed (`init_on_free=1`, `want_init_on_free()`).
+pub(crate) fn init_on_free() -> bool {
+    // SAFETY: Reads a static key; no precondition.
+    unsafe { ffi::rslub_init_on_free() }
 }
 
 /// Whether freed pages are unmapped from the direct map (`debug_pagealloc_enabled()`).
@@ -117,18 +153,30 @@ impl Drop for IrqDisabled {
     }
 }
 
-/// Runs `f` on every online CPU in turn, each time in a kernel worker bound to that CPU
-/// (process context), with CPU hotplug held off, and waits for all (`work_on_cpu()`).
-/// May sleep.
+/// Sets up what the shim needs (the flush workqueue); called once at module load.
+pub(crate) fn init() -> Result<(), kernel::error::Error> {
+    // SAFETY: Called once, at load, before `run_on_each_cpu`.
+    kernel::error::to_result(unsafe { ffi::rslub_shim_init() })
+}
+
+/// Undoes [`init`]; called once at module unload, when nothing flushes any more.
+pub(crate) fn exit() {
+    // SAFETY: `init` succeeded at load and nothing uses the workqueue any more.
+    unsafe { ffi::rslub_shim_exit() };
+}
+
+/// Runs `f` on every online CPU, in a worker bound to that CPU (process context), with CPU
+/// hotplug held off, and waits for all (SLUB's `flush_all()`). The workers run on a
+/// `WQ_MEM_RECLAIM` workqueue of the module's own, so this may be called from memory
+/// reclaim. May sleep; one call at a time runs.
 pub(crate) fn run_on_each_cpu<F: Fn() + Sync>(f: &F) {
     /// # Safety
     ///
     /// `arg` must be a valid `&F`.
-    unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) -> isize {
+    unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) {
         // SAFETY: `arg` is the `&F` below, alive until `rslub_run_on_each_cpu()` returns.
         let f = unsafe { &*arg.cast::<F>() };
         f();
-        0
     }
     // SAFETY: every call of the trampoline finishes before `rslub_run_on_each_cpu()`
     // returns, so `f` outlives them; `F: Sync` since they run on other CPUs.

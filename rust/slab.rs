@@ -19,9 +19,17 @@
 //! A slab that is not frozen is on its node's partial list when it has free objects
 //! (`on_partial`, under the node lock), or on no list when full (`inuse == objects`).
 
-use crate::{arch, mm::SlabPages};
-use core::{cell::UnsafeCell, ptr};
-use kernel::sync::atomic::{Atomic, Relaxed};
+use crate::{arch, gfp::Gfp, mm::SlabPages};
+use core::{
+    cell::UnsafeCell,
+    mem::{align_of, size_of},
+    ptr::{self, NonNull},
+};
+use kernel::{
+    bindings,
+    error::{code::ENOMEM, Result},
+    sync::atomic::{Atomic, Relaxed},
+};
 
 /// Bit of `counters` set while the slab is a CPU's active slab.
 pub(crate) const FROZEN: u64 = 1 << 32;
@@ -148,11 +156,42 @@ impl Slab {
         (slab, base)
     }
 
-    /// Records `this` as the owner of its pages, for `crate::mm::slab_of`. Called once the
-    /// metadata has its final address.
-    pub(crate) fn publish(this: &mut Self) {
-        let me = ptr::from_mut(this).cast::<u8>();
-        this.pages.set_owner(me);
+    /// Moves `self` into memory of its own from `kmalloc` (with `gfp`, on the slab's node)
+    /// and records that as the owner of the slab's pages, for `crate::mm::slab_of`.
+    /// Returns the metadata's address, to be given back with [`Slab::free`]; on failure
+    /// `self`, and with it the pages, is dropped.
+    pub(crate) fn publish(self, gfp: Gfp) -> Result<NonNull<Slab>> {
+        // SAFETY: `krealloc_node_align` with a null pointer is `kmalloc_node` of the given
+        // size and alignment (a power of two), with any flags and node.
+        let p = unsafe {
+            bindings::krealloc_node_align(
+                ptr::null(),
+                size_of::<Slab>(),
+                align_of::<Slab>(),
+                gfp.raw(),
+                self.node as i32,
+            )
+        };
+        let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
+        // SAFETY: `p` is fresh memory of the size and alignment of a `Slab`.
+        unsafe { p.as_ptr().write(self) };
+        // SAFETY: `p` holds the slab now, and nobody else sees it yet.
+        let me = unsafe { &mut *p.as_ptr() };
+        me.pages.set_owner(p.as_ptr().cast());
+        Ok(p)
+    }
+
+    /// Drops the slab metadata at `slab` and its pages (a [`Slab::publish`] undone).
+    ///
+    /// # Safety
+    ///
+    /// `slab` must come from [`Slab::publish`], and nothing may use it, its pages or its
+    /// objects afterwards.
+    pub(crate) unsafe fn free(slab: NonNull<Slab>) {
+        // SAFETY: The caller gives the slab up; it was written by `publish`.
+        unsafe { ptr::drop_in_place(slab.as_ptr()) };
+        // SAFETY: The memory came from `kmalloc` in `publish`.
+        unsafe { bindings::kfree(slab.as_ptr().cast()) };
     }
 
     /// Reads the state unit (two loads; [`Slab::update`] validates them together).

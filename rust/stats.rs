@@ -70,6 +70,8 @@ stats! {
     CpuSlabFlush = "cpu_slab_flush",
     /// An allocation failed (no memory).
     AllocFailed = "alloc_failed",
+    /// A new slab got the smallest order instead of the preferred one (`order_fallback`).
+    OrderFallback = "order_fallback",
 }
 
 /// Counter values summed over all CPUs.

@@ -9,6 +9,12 @@ use crate::shim;
 pub(crate) struct Topology {
     /// Present CPUs (`num_present_cpus()`).
     pub(crate) present_cpus: u32,
+    /// Online CPUs (`num_online_cpus()`).
+    #[cfg_attr(
+        not(rslub_inject),
+        expect(dead_code, reason = "only the suites use it")
+    )]
+    pub(crate) online_cpus: u32,
     /// Possible CPU ids (`nr_cpu_ids`).
     pub(crate) possible_cpus: u32,
     /// Online NUMA nodes (`num_online_nodes()`).
@@ -20,6 +26,7 @@ impl Topology {
     pub(crate) fn read() -> Self {
         Self {
             present_cpus: shim::num_present_cpus(),
+            online_cpus: shim::num_online_cpus(),
             possible_cpus: kernel::cpu::nr_cpu_ids(),
             online_nodes: shim::num_online_nodes(),
         }
@@ -35,4 +42,12 @@ impl Topology {
             self.present_cpus
         }
     }
+}
+
+/// The ids of the online NUMA nodes, in increasing order (`for_each_online_node()`). Node
+/// ids may be sparse: the count of online nodes is not a bound on them.
+pub(crate) fn online_nodes() -> impl Iterator<Item = u32> {
+    // SAFETY: `nr_node_ids` is set during boot and never changes afterwards.
+    let nr = unsafe { kernel::bindings::nr_node_ids };
+    (0..nr).filter(|&n| shim::node_online(n as i32))
 }

@@ -72,6 +72,7 @@ def main():
             missing.append(s)
 
     results = {}
+    skipped_cases = []
     if docs:
         ktap = os.path.join(a.rundir, "results.ktap")
         with open(ktap, "w") as f:
@@ -90,6 +91,9 @@ def main():
             top = {}
         for g in top.get("sub_groups", []):
             results[g["name"]] = g["misc"]
+            for t in g.get("test_cases", []):
+                if t.get("status") == "SKIP":
+                    skipped_cases.append(f"{g['name']}.{t['name']}")
 
     log = os.path.join(a.rundir, "dmesg")
     if os.path.exists(log):
@@ -119,6 +123,9 @@ def main():
         print(f"  {s:28} {m['passed']} passed, {bad} failed{extra}")
         passed += m["passed"]
         failed += bad
+    if skipped_cases:
+        # The reasons are in the KTAP output above ("# SKIP ...").
+        print(f"skipped (not counted): {', '.join(skipped_cases)}")
     for p in problems:
         print(f"FAIL: {p}")
         failed += 1

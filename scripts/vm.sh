@@ -9,7 +9,8 @@
 #
 # (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
-# Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
+# Variables: CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
+# 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
 # options, passed through virtme-ng).
@@ -31,17 +32,38 @@ TIMEOUT=$((TIMEOUT + ${STRESS:-0}))
 [[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "CPUS=$CPUS: must be a positive number"
 [[ "$NODES" =~ ^[1-9][0-9]*$ ]] || die "NODES=$NODES: must be a positive number"
 [ "$CPUS" -ge "$NODES" ] || die "CPUS=$CPUS NODES=$NODES: every node needs at least one CPU"
+if [ "$NODES" -ge 4 ]; then MEMLESS=${MEMLESS:-1}; else MEMLESS=${MEMLESS:-0}; fi
+[[ "$MEMLESS" =~ ^[0-9]+$ ]] && [ "$MEMLESS" -lt "$NODES" ] ||
+	die "MEMLESS=$MEMLESS: must be a number below NODES=$NODES (node 0 needs memory)"
 
 kdir=$("$RSLUB_TOP/scripts/kernel.sh")
 moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
 ksrc=$(readlink -f "$kdir/source")
 
-# Topology: NODES nodes of MEM_PER_NODE MiB, CPUs split evenly in order.
-topo=(--cpus "$CPUS" --memory "$((NODES * MEM_PER_NODE))M")
+# Topology: NODES nodes of MEM_PER_NODE MiB (the last MEMLESS of them with none), CPUs
+# split evenly in order. Distances (the ACPI SLIT) are not uniform, so that nearest-first
+# is not id order: the nodes sit on a ring in the order 0, 2, 4, ..., 1, 3, 5, ..., and
+# two nodes are 10 + 10 * (steps between them on the ring) apart. With 4 nodes, node 0
+# has node 2 and node 3 at 20 and node 1 at 30.
+topo=(--cpus "$CPUS" --memory "$(((NODES - MEMLESS) * MEM_PER_NODE))M")
 if [ "$NODES" -gt 1 ]; then
+	ring=()
+	for ((n = 0; n < NODES; n += 2)); do ring+=("$n"); done
+	for ((n = 1; n < NODES; n += 2)); do ring+=("$n"); done
+	declare -A pos
+	for ((i = 0; i < NODES; i++)); do pos[${ring[$i]}]=$i; done
 	for ((n = 0; n < NODES; n++)); do
 		first=$((n * CPUS / NODES)); last=$(((n + 1) * CPUS / NODES - 1))
-		topo+=(--numa "${MEM_PER_NODE}M,cpus=$first-$last")
+		mem=${MEM_PER_NODE}M
+		[ "$n" -lt $((NODES - MEMLESS)) ] || mem=0
+		topo+=(--numa "$mem,cpus=$first-$last")
+	done
+	for ((a = 0; a < NODES; a++)); do
+		for ((b = a + 1; b < NODES; b++)); do
+			d=$(( ${pos[$a]} - ${pos[$b]} )); d=${d#-}
+			[ $((NODES - d)) -ge "$d" ] || d=$((NODES - d))
+			topo+=(--numa-distance "$a,$b=$((10 + 10 * d))")
+		done
 	done
 fi
 
@@ -94,12 +116,19 @@ S
 	shim_args=(--append "PATH=$shims:/usr/sbin:/usr/bin:/sbin:/bin")
 fi
 
+# One socket per node when the CPUs divide evenly: QEMU's default (one socket) puts
+# cache siblings on different nodes, and the kernel WARNs about that at boot.
+qemu_opts=${QEMU_OPTS:-}
+if [ "$NODES" -gt 1 ] && [ $((CPUS % NODES)) -eq 0 ]; then
+	qemu_opts="-smp $CPUS,sockets=$NODES,cores=$((CPUS / NODES)),threads=1 $qemu_opts"
+fi
+
 mapfile -t accel < <(accel_args)
 vng=("$RSLUB_VNG" --run "$kdir" --disable-microvm "${accel[@]}" "${topo[@]}" "${shim_args[@]}")
 [ -z "$APPEND" ] || vng+=(--append "$APPEND")
-[ -z "${QEMU_OPTS:-}" ] || vng+=(--qemu-opts "$QEMU_OPTS")
+[ -z "$qemu_opts" ] || vng+=(--qemu-opts "$qemu_opts")
 
-where="${CPUS} CPUs, ${NODES} node(s), $VARIANT kernel, ${accel[*]:-kvm}"
+where="${CPUS} CPUs, ${NODES} node(s) ($MEMLESS without memory), $VARIANT kernel, ${accel[*]:-kvm}"
 case "$mode" in
 shell)
 	log "shell: $where; modules in $moddir"

@@ -163,12 +163,14 @@ mod tests {
     fn scaling_cpus_follows_present_cpus() {
         let t = Topology {
             present_cpus: 1,
+            online_cpus: 1,
             possible_cpus: 8,
             online_nodes: 1,
         };
         assert_eq!(t.scaling_cpus(), 8);
         let t = Topology {
             present_cpus: 4,
+            online_cpus: 4,
             possible_cpus: 64,
             online_nodes: 2,
         };

@@ -19,6 +19,8 @@ mod cache;
 mod debugfs;
 #[path = "../rust/gfp.rs"]
 mod gfp;
+#[path = "../rust/inject.rs"]
+mod inject;
 #[path = "../rust/layout.rs"]
 mod layout;
 #[path = "../rust/mm.rs"]
@@ -46,8 +48,12 @@ mod test_shim;
 // The suites.
 mod alloc_tests;
 mod api_tests;
+mod debugfs_tests;
+mod gfp_tests;
 mod layout_tests;
+mod numa_tests;
 mod params_tests;
+mod race_tests;
 mod stress_tests;
 
 module! {
@@ -73,7 +79,7 @@ impl kernel::Module for RslubKunit {
         // module is live, after this.
         let params = params::Params::new(params::RawParams::DEFAULT)?;
         // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params, c"rslub_kunit") };
+        unsafe { registry::init(params, c"rslub_kunit") }?;
         Ok(Self)
     }
 }

@@ -5,8 +5,17 @@
  */
 #include "../rust/shim.c"
 
+#include <kunit/test.h>
+#include <kunit/test-bug.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/kthread.h>
+#include <linux/mman.h>
+#include <linux/mount.h>
+#include <linux/uaccess.h>
+#include <linux/panic.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/timer.h>
@@ -27,6 +36,18 @@ int rslub_test_thread_stop(struct task_struct *t);
 void rslub_test_wait_for_stop(void);
 struct rslub_test_tick *rslub_test_tick_start(void (*fn)(void *), void *arg, int cpu);
 void rslub_test_tick_stop(struct rslub_test_tick *k);
+void rslub_test_skip(const char *reason);
+struct task_struct *rslub_test_thread_start_unbound(int (*fn)(void *), void *arg);
+int rslub_test_move_task(struct task_struct *t, int cpu);
+void rslub_test_usleep(unsigned int us);
+int rslub_test_cpu_to_node(int cpu);
+void rslub_test_mdelay(unsigned int ms);
+void rslub_test_msleep(unsigned int ms);
+unsigned int rslub_test_memalloc_noreclaim_save(void);
+void rslub_test_memalloc_noreclaim_restore(unsigned int flags);
+bool rslub_test_tainted_warn(void);
+ssize_t rslub_test_read_file(const char *path, char *buf, size_t len);
+ssize_t rslub_test_write_file(const char *path, const char *buf, size_t len);
 
 struct page *rslub_test_virt_to_page(const void *addr)
 {
@@ -91,4 +112,152 @@ void rslub_test_tick_stop(struct rslub_test_tick *k)
 	WRITE_ONCE(k->stop, true);
 	timer_delete_sync(&k->timer);
 	kfree(k);
+}
+
+/* Marks the running KUnit test as skipped, with the reason; the test then returns. */
+void rslub_test_skip(const char *reason)
+{
+	struct kunit *test = kunit_get_current_test();
+
+	if (test)
+		kunit_mark_skipped(test, "%s", reason);
+}
+
+int rslub_test_cpu_to_node(int cpu)
+{
+	return cpu_to_node(cpu);
+}
+
+/* Busy-waits: usable with interrupts off, where a hook holds a path open. */
+void rslub_test_mdelay(unsigned int ms)
+{
+	mdelay(ms);
+}
+
+void rslub_test_msleep(unsigned int ms)
+{
+	msleep(ms);
+}
+
+/* Enters and leaves the PF_MEMALLOC scope that direct reclaim runs in. */
+unsigned int rslub_test_memalloc_noreclaim_save(void)
+{
+	return memalloc_noreclaim_save();
+}
+
+void rslub_test_memalloc_noreclaim_restore(unsigned int flags)
+{
+	memalloc_noreclaim_restore(flags);
+}
+
+/* Whether a WARN() fired since boot (the kernel is tainted TAINT_WARN). */
+bool rslub_test_tainted_warn(void)
+{
+	return test_taint(TAINT_WARN);
+}
+
+/*
+ * Opens @path inside debugfs, through a private mount of it: KUnit runs the suites in
+ * kernel threads, whose root need not have debugfs mounted at /sys/kernel/debug.
+ */
+static struct file *rslub_test_open_debugfs(const char *path, int flags)
+{
+	/* debugfs is built in: get_fs_type() takes no module reference to give back. */
+	struct file_system_type *t = get_fs_type("debugfs");
+	struct vfsmount *mnt;
+	struct file *f;
+
+	if (!t)
+		return ERR_PTR(-ENODEV);
+	mnt = vfs_kern_mount(t, SB_KERNMOUNT, "debugfs", NULL);
+	if (IS_ERR(mnt))
+		return ERR_CAST(mnt);
+	f = file_open_root_mnt(mnt, path, flags, 0);
+	/* An open file holds its own reference to the mount. */
+	mntput(mnt);
+	return f;
+}
+
+/*
+ * A user-space buffer of @len bytes for the running test: debugfs files of the Rust
+ * abstractions have ->read and ->write only, which take user pointers (kernel_read()
+ * needs ->read_iter). KUnit gives the test thread an mm and unmaps it after the test.
+ */
+static char __user *rslub_test_user_buf(size_t len)
+{
+	struct kunit *test = kunit_get_current_test();
+	unsigned long a;
+
+	if (!test)
+		return NULL;
+	a = kunit_vm_mmap(test, NULL, 0, len, PROT_READ | PROT_WRITE,
+			  MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (!a || IS_ERR_VALUE(a))
+		return NULL;
+	return (char __user *)a;
+}
+
+/*
+ * Reads up to @len bytes of the debugfs file at @path (relative to the debugfs root)
+ * from its start, as read(2) does: bytes read or -errno. Only from a KUnit test.
+ */
+ssize_t rslub_test_read_file(const char *path, char *buf, size_t len)
+{
+	char __user *ubuf = rslub_test_user_buf(len);
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (!ubuf)
+		return -ENOMEM;
+	f = rslub_test_open_debugfs(path, O_RDONLY);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = f->f_op->read ? f->f_op->read(f, ubuf, len, &pos) : -EINVAL;
+	filp_close(f, NULL);
+	if (n > 0 && copy_from_user(buf, ubuf, n))
+		n = -EFAULT;
+	return n;
+}
+
+/*
+ * Writes @len bytes to the debugfs file at @path in one write(2): bytes written or
+ * -errno. Only from a KUnit test.
+ */
+ssize_t rslub_test_write_file(const char *path, const char *buf, size_t len)
+{
+	char __user *ubuf = rslub_test_user_buf(len ? len : 1);
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (!ubuf)
+		return -ENOMEM;
+	if (copy_to_user(ubuf, buf, len))
+		return -EFAULT;
+	f = rslub_test_open_debugfs(path, O_WRONLY);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = f->f_op->write ? f->f_op->write(f, ubuf, len, &pos) : -EINVAL;
+	filp_close(f, NULL);
+	return n;
+}
+
+/* A kernel thread the scheduler (and rslub_test_move_task()) may move between CPUs. */
+struct task_struct *rslub_test_thread_start_unbound(int (*fn)(void *), void *arg)
+{
+	struct task_struct *t = kthread_run(fn, arg, "rslub_test/u");
+
+	return IS_ERR(t) ? NULL : t;
+}
+
+/* Moves @t to @cpu now, wherever it is in its code (the stopper preempts it). */
+int rslub_test_move_task(struct task_struct *t, int cpu)
+{
+	return set_cpus_allowed_ptr(t, cpumask_of(cpu));
+}
+
+void rslub_test_usleep(unsigned int us)
+{
+	usleep_range(us, 2 * us);
 }

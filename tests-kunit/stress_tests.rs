@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit suite `rslub_stress`: every online CPU allocates and frees at once for
+//! KUnit suite `rslub_stress`: two workers per online CPU allocate and free at once for
 //! `stress_seconds` (module parameter of `rslub_kunit`, 3 by default; `make test
-//! STRESS=60`), handing objects to the other CPUs to free, while timers (softirq context)
-//! on every CPU interrupt them to allocate and free too. Every object carries a tag checked when it is freed, so two
-//! owners of one object are caught. At the end the cache must go back to no slab at all.
+//! STRESS=60`), handing objects to the other workers to free, while timers (softirq
+//! context) on every CPU interrupt them to allocate and free too. One worker per CPU is
+//! bound to it; the others are not, and a migrator thread keeps moving them to random
+//! CPUs, wherever they are in their code (the stopper thread preempts them), so the fast
+//! paths are interrupted by migrations, not only by interrupts. Every object carries a
+//! tag checked when it is freed, so two owners of one object are caught. At the end the
+//! cache must go back to no slab at all.
 
 use kernel::prelude::*;
 
@@ -15,7 +19,7 @@ mod tests {
         gfp::Gfp,
         registry::Cache,
         stats::Stat,
-        test_shim::{now_ns, Thread, Tick},
+        test_shim::{now_ns, usleep, Thread, Tick},
         topology::Topology,
     };
     use core::{
@@ -99,6 +103,8 @@ mod tests {
             };
         }
 
+        /// Worker `cpu` of `ncpus` (a worker number: the first half are bound to the CPU
+        /// of that number, the others roam).
         fn run(&self, cpu: u32, ncpus: u32) {
             let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((u64::from(cpu) + 1) * 0x1000_0001));
             let mut held: KVec<(usize, u64)> = KVec::new();
@@ -163,7 +169,8 @@ mod tests {
     #[test]
     fn all_cpus_mixed_alloc_free_with_cross_cpu_frees() {
         let seconds = crate::module_parameters::stress_seconds.value();
-        let ncpus = Topology::read().present_cpus;
+        let ncpus = Topology::read().online_cpus;
+        let workers = 2 * ncpus;
         let cache = Cache::create(&CacheArgs {
             name: c"rslub_test_stress",
             size: SIZE,
@@ -173,7 +180,7 @@ mod tests {
         })
         .expect("cache");
         let mut inbox = KVec::new();
-        for _ in 0..ncpus {
+        for _ in 0..workers {
             inbox
                 .push(
                     KBox::pin_init(new_spinlock!(KVec::new()), GFP_KERNEL).expect("memory"),
@@ -190,6 +197,7 @@ mod tests {
             irq_ops: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         };
+        let migrations = AtomicU64::new(0);
         {
             let softirq = || shared.in_softirq();
             let mut ticks = KVec::new();
@@ -202,20 +210,44 @@ mod tests {
                 ticks.push(t, GFP_KERNEL).expect("memory");
             }
             let mut bodies = KVec::new();
-            for cpu in 0..ncpus {
+            for w in 0..workers {
                 let s = &shared;
                 bodies
-                    .push(move || s.run(cpu, ncpus), GFP_KERNEL)
+                    .push(move || s.run(w, workers), GFP_KERNEL)
                     .expect("memory");
             }
-            for (cpu, body) in bodies.iter().enumerate() {
-                let id = CpuId::from_u32(cpu as u32).expect("cpu");
-                // SAFETY: `bodies` outlives `threads`, which is dropped (joining every
-                // thread) at the end of this block, before `bodies`.
-                let t = unsafe { Thread::start(body, id) }.expect("thread");
-                threads.push(t, GFP_KERNEL).expect("memory");
+            let mut roaming = KVec::new();
+            for (w, body) in bodies.iter().enumerate() {
+                let w = w as u32;
+                if w < ncpus {
+                    let id = CpuId::from_u32(w).expect("cpu");
+                    // SAFETY: `bodies` outlives `threads`, which is dropped (joining every
+                    // thread) at the end of this block, before `bodies`.
+                    let t = unsafe { Thread::start(body, id) }.expect("thread");
+                    threads.push(t, GFP_KERNEL).expect("memory");
+                } else {
+                    // SAFETY: As above, for `roaming`.
+                    let t = unsafe { Thread::start_unbound(body) }.expect("thread");
+                    roaming.push(t, GFP_KERNEL).expect("memory");
+                }
             }
+            let migrator = || {
+                let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+                while now_ns() < shared.deadline {
+                    for t in roaming.iter() {
+                        let to = CpuId::from_u32((rng.next() % u64::from(ncpus.max(1))) as u32);
+                        if to.is_some_and(|to| t.move_to(to).is_ok()) {
+                            migrations.fetch_add(1, Relaxed);
+                        }
+                    }
+                    usleep(200);
+                }
+            };
+            // SAFETY: `migrator` outlives the thread, joined right below.
+            let m = unsafe { Thread::start_unbound(&migrator) }.expect("thread");
+            drop(m);
             drop(threads);
+            drop(roaming);
             drop(ticks);
         }
         // Whatever is left in the inboxes.
@@ -228,9 +260,11 @@ mod tests {
         }
         let s = cache.stats();
         kernel::kunit::info(fmt!(
-            "    # stress: {} s, {} CPUs, {} operations, {} in interrupts, alloc fast/slow {}/{}, free fast/slow {}/{}, new slabs {}\n",
+            "    # stress: {} s, {} CPUs, {} workers, {} forced migrations, {} operations, {} in interrupts, alloc fast/slow {}/{}, free fast/slow {}/{}, new slabs {}\n",
             seconds,
             ncpus,
+            workers,
+            migrations.load(Relaxed),
             shared.ops.load(Relaxed),
             shared.irq_ops.load(Relaxed),
             s.get(Stat::AllocFast),
@@ -242,13 +276,13 @@ mod tests {
         assert_eq!(shared.bad_tags.load(Relaxed), 0);
         assert_eq!(shared.failures.load(Relaxed), 0);
         assert!(shared.irq_ops.load(Relaxed) > 0);
+        assert!(migrations.load(Relaxed) > 0);
         if ncpus > 1 {
             assert!(s.get(Stat::FreeSlow) > 0);
         }
         // Every object came back: after a shrink no slab, hence no page, is left.
         cache.shrink();
-        let nodes = Topology::read().online_nodes;
-        for nid in 0..nodes {
+        for nid in crate::topology::online_nodes() {
             assert_eq!(cache.node_counts(nid).0, 0);
         }
         let s = cache.stats();

@@ -2,8 +2,12 @@
 
 //! Safe wrappers of the C helpers only the suites use (`tests-kunit/shim.c`).
 
-use core::{ffi::c_void, ptr::NonNull};
-use kernel::{cpu::CpuId, error::to_result, prelude::*};
+use core::{
+    ffi::c_void,
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, Ordering},
+};
+use kernel::{cpu::CpuId, error::to_result, prelude::*, str::CStrExt};
 
 mod ffi {
     use core::ffi::c_void;
@@ -25,6 +29,29 @@ mod ffi {
             cpu: i32,
         ) -> *mut c_void;
         pub(super) fn rslub_test_tick_stop(k: *mut c_void);
+        pub(super) fn rslub_test_skip(reason: *const kernel::ffi::c_char);
+        pub(super) fn rslub_test_thread_start_unbound(
+            f: unsafe extern "C" fn(*mut c_void) -> i32,
+            arg: *mut c_void,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_move_task(t: *mut c_void, cpu: i32) -> i32;
+        pub(super) fn rslub_test_usleep(us: u32);
+        pub(super) fn rslub_test_cpu_to_node(cpu: i32) -> i32;
+        pub(super) fn rslub_test_mdelay(ms: u32);
+        pub(super) fn rslub_test_msleep(ms: u32);
+        pub(super) fn rslub_test_memalloc_noreclaim_save() -> u32;
+        pub(super) fn rslub_test_memalloc_noreclaim_restore(flags: u32);
+        pub(super) fn rslub_test_tainted_warn() -> bool;
+        pub(super) fn rslub_test_read_file(
+            path: *const kernel::ffi::c_char,
+            buf: *mut u8,
+            len: usize,
+        ) -> isize;
+        pub(super) fn rslub_test_write_file(
+            path: *const kernel::ffi::c_char,
+            buf: *const u8,
+            len: usize,
+        ) -> isize;
     }
 }
 
@@ -54,9 +81,17 @@ pub(crate) fn now_ns() -> u64 {
     unsafe { ffi::rslub_test_now_ns() }
 }
 
-/// A kernel thread bound to a CPU, running a closure; joined when dropped.
+/// What a [`Thread`] shares with its kthread: the closure, and whether it has returned.
+struct Ctl {
+    f: *const (),
+    done: AtomicBool,
+}
+
+/// A kernel thread running a closure; joined when dropped (the drop waits for the closure
+/// to return: `kthread_stop()` alone would skip a closure that has not started yet).
 pub(crate) struct Thread {
     task: *mut c_void,
+    ctl: KBox<Ctl>,
 }
 
 impl Thread {
@@ -67,36 +102,88 @@ impl Thread {
     /// `f` must stay valid and not move until the returned value has been dropped (which
     /// waits for the thread), and the returned value must not be leaked.
     pub(crate) unsafe fn start<F: Fn() + Sync>(f: &F, cpu: CpuId) -> Result<Self> {
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { Self::spawn(f, Some(cpu)) }
+    }
+
+    /// Starts `f` in a kernel thread that the scheduler may move between CPUs, and that
+    /// [`Thread::move_to`] can move.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Thread::start`].
+    pub(crate) unsafe fn start_unbound<F: Fn() + Sync>(f: &F) -> Result<Self> {
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { Self::spawn(f, None) }
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Thread::start`].
+    unsafe fn spawn<F: Fn() + Sync>(f: &F, cpu: Option<CpuId>) -> Result<Self> {
         /// # Safety
         ///
-        /// `arg` must be a valid `&F`, and this must run in the kthread.
+        /// `arg` must be a valid `&Ctl` whose `f` is a valid `&F`, and this must run in the
+        /// kthread.
         unsafe extern "C" fn trampoline<F: Fn()>(arg: *mut c_void) -> i32 {
-            // SAFETY: `arg` is the `&F` given to `start`, valid until `stop` (caller).
-            let f = unsafe { &*arg.cast::<F>() };
+            // SAFETY: `arg` is the `Ctl` of the `Thread`, alive until its drop, which
+            // waits for `done`; `f` is valid as long (caller of `start`).
+            let ctl = unsafe { &*arg.cast::<Ctl>() };
+            // SAFETY: As above.
+            let f = unsafe { &*ctl.f.cast::<F>() };
             f();
+            ctl.done.store(true, Ordering::Release);
             // A kthread must not exit before `kthread_stop()`.
             // SAFETY: Called from the kthread itself.
             unsafe { ffi::rslub_test_wait_for_stop() };
             0
         }
+        let ctl = KBox::new(
+            Ctl {
+                f: core::ptr::from_ref(f).cast(),
+                done: AtomicBool::new(false),
+            },
+            GFP_KERNEL,
+        )?;
+        let arg = core::ptr::from_ref::<Ctl>(&ctl).cast_mut().cast();
         // SAFETY: The trampoline matches the C signature; `f` outlives the thread (caller).
         let task = unsafe {
-            ffi::rslub_test_thread_start(
-                trampoline::<F>,
-                core::ptr::from_ref(f).cast_mut().cast(),
-                cpu.as_u32() as i32,
-            )
+            match cpu {
+                Some(cpu) => {
+                    ffi::rslub_test_thread_start(trampoline::<F>, arg, cpu.as_u32() as i32)
+                }
+                None => ffi::rslub_test_thread_start_unbound(trampoline::<F>, arg),
+            }
         };
         if task.is_null() {
             return Err(ENOMEM);
         }
-        Ok(Self { task })
+        Ok(Self { task, ctl })
+    }
+
+    /// Moves an unbound thread to `cpu` now, wherever it is in its code. Fails for a
+    /// thread bound by [`Thread::start`].
+    pub(crate) fn move_to(&self, cpu: CpuId) -> Result {
+        // SAFETY: `task` is a live kthread (it waits for `kthread_stop()` in `drop`).
+        to_result(unsafe { ffi::rslub_test_move_task(self.task, cpu.as_u32() as i32) })
     }
 }
+
+/// Sleeps about `us` microseconds (`usleep_range(us, 2 * us)`).
+pub(crate) fn usleep(us: u32) {
+    // SAFETY: Called from task context by the suites.
+    unsafe { ffi::rslub_test_usleep(us) };
+}
+
+// SAFETY: `move_to`, the only method taking `&self`, may be called from any thread.
+unsafe impl Sync for Thread {}
 
 impl Drop for Thread {
     /// Waits for the closure to finish and the thread to exit.
     fn drop(&mut self) {
+        while !self.ctl.done.load(Ordering::Acquire) {
+            msleep(1);
+        }
         // SAFETY: `task` is a started kthread that waits for `kthread_stop()`.
         unsafe { ffi::rslub_test_thread_stop(self.task) };
     }
@@ -144,4 +231,66 @@ impl Drop for Tick {
         // SAFETY: `k` is a started tick; this stops it and waits for a running callback.
         unsafe { ffi::rslub_test_tick_stop(self.k) };
     }
+}
+
+/// Marks the running KUnit test as skipped with `reason` (it then shows as SKIP, not
+/// PASS); the caller returns right after.
+pub(crate) fn skip(reason: &CStr) {
+    // SAFETY: `reason` is a valid C string; outside a KUnit test this does nothing.
+    unsafe { ffi::rslub_test_skip(reason.as_char_ptr()) };
+}
+
+/// The NUMA node of `cpu` (`cpu_to_node()`).
+pub(crate) fn cpu_to_node(cpu: CpuId) -> u32 {
+    // SAFETY: `cpu` is a valid CPU id.
+    unsafe { ffi::rslub_test_cpu_to_node(cpu.as_u32() as i32) }.unsigned_abs()
+}
+
+/// The first online CPU of node `nid`, if any.
+pub(crate) fn cpu_of_node(nid: u32) -> Option<CpuId> {
+    crate::percpu::possible_cpus().find(|&c| crate::shim::cpu_online(c) && cpu_to_node(c) == nid)
+}
+
+/// Busy-waits `ms` milliseconds (`mdelay()`; also with interrupts off).
+pub(crate) fn mdelay(ms: u32) {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_mdelay(ms) };
+}
+
+/// Sleeps `ms` milliseconds (`msleep()`).
+pub(crate) fn msleep(ms: u32) {
+    // SAFETY: Called from task context by the suites.
+    unsafe { ffi::rslub_test_msleep(ms) };
+}
+
+/// Runs `f` in the `PF_MEMALLOC` scope of direct reclaim (`memalloc_noreclaim_save()`).
+pub(crate) fn in_reclaim_scope<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: Paired with the restore below, on the same task.
+    let flags = unsafe { ffi::rslub_test_memalloc_noreclaim_save() };
+    let r = f();
+    // SAFETY: `flags` came from the save above.
+    unsafe { ffi::rslub_test_memalloc_noreclaim_restore(flags) };
+    r
+}
+
+/// Whether a `WARN()` has fired since boot (`TAINT_WARN`).
+pub(crate) fn tainted_warn() -> bool {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_tainted_warn() }
+}
+
+/// Reads the debugfs file at `path` (relative to the debugfs root) into `buf` from its
+/// start; returns the bytes read.
+pub(crate) fn read_file(path: &CStr, buf: &mut [u8]) -> Result<usize> {
+    // SAFETY: `path` is a C string and `buf` is valid for `buf.len()` bytes.
+    let n = unsafe { ffi::rslub_test_read_file(path.as_char_ptr(), buf.as_mut_ptr(), buf.len()) };
+    usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+}
+
+/// Writes `data` to the debugfs file at `path` (relative to the debugfs root) in one
+/// write; returns the bytes written.
+pub(crate) fn write_file(path: &CStr, data: &[u8]) -> Result<usize> {
+    // SAFETY: `path` is a C string and `data` is valid for `data.len()` bytes.
+    let n = unsafe { ffi::rslub_test_write_file(path.as_char_ptr(), data.as_ptr(), data.len()) };
+    usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
 }

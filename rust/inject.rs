@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Injection points: places in the allocator where a test can act at the worst instant
+//! (move the task to another CPU between two reads of a fast path, hold a free path
+//! while a cache is destroyed, make a page allocation fail, record the flags of one).
+//!
+//! Only the KUnit module is built with `--cfg rslub_inject`. Everywhere else [`inject!`]
+//! expands to `false` and evaluates nothing: `rslub.ko` and the benchmark module carry no
+//! trace of it, not even a load.
+//!
+//! A test installs one hook at a time ([`install`]); the hook sees every point of every
+//! cache of the module, in any context, and must filter by cache and point itself.
+
+/// A place in the allocator, with what it is about to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Point {
+    /// Free fast path: the transaction id was read, the active slab not yet.
+    FreeTidRead,
+    /// Free fast path: the active slab was read, the list head not yet.
+    FreeSlabRead,
+    /// Allocation fast path: the transaction id and the list head were read, the active
+    /// slab's node not yet.
+    AllocHeadRead,
+    /// Allocation fast path: the node was read; the commit follows.
+    AllocNodeRead,
+    /// Free slow path: an empty slab is about to go back to the page allocator.
+    FreeDiscard,
+    /// Destruction: every CPU's active slab was given back; counting the live objects
+    /// follows.
+    ShutdownFlushed,
+    /// The remote walk is about to look at node `0`.
+    RemoteNode(u32),
+    /// Slab pages are about to be allocated. A hook returning `true` makes it fail.
+    PageAlloc {
+        /// The `gfp_t` mask passed to the page allocator.
+        gfp: u32,
+        /// The page order.
+        order: u32,
+        /// The node asked for (`NUMA_NO_NODE`: any).
+        node: i32,
+    },
+    /// A slab's metadata is about to be allocated with `gfp`. A hook returning `true`
+    /// makes it fail.
+    MetaAlloc {
+        /// The `gfp_t` mask passed to `kmalloc`.
+        gfp: u32,
+    },
+}
+
+/// `inject!(cache, point)`: calls the installed hook with the address of `cache` and
+/// `point`, and evaluates to whether the hook asks for a failure. Without
+/// `--cfg rslub_inject`, evaluates to `false` and evaluates neither argument (they are
+/// only type-checked, in a closure that is never called).
+macro_rules! inject {
+    ($cache:expr, $point:expr) => {{
+        #[cfg(rslub_inject)]
+        let fail = $crate::inject::hit(::core::ptr::from_ref($cache).cast(), $point);
+        #[cfg(not(rslub_inject))]
+        let fail = {
+            let _ = || ($cache, $point);
+            false
+        };
+        fail
+    }};
+}
+pub(crate) use inject;
+
+#[cfg(rslub_inject)]
+pub(crate) use hooks::*;
+
+#[cfg(rslub_inject)]
+mod hooks {
+    use super::Point;
+    use core::{
+        marker::PhantomData,
+        ptr,
+        sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst},
+    };
+    use kernel::{error::code::EBUSY, prelude::*};
+
+    /// An installed hook: a closure, type-erased.
+    struct Hook {
+        call: unsafe fn(*const (), usize, Point) -> bool,
+        data: *const (),
+    }
+
+    /// The installed hook, or null.
+    static HOOK: AtomicPtr<Hook> = AtomicPtr::new(ptr::null_mut());
+    /// Calls of the hook in progress; [`Installed`] waits for none before it goes away.
+    static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+    /// Calls the installed hook, if any. See [`inject!`](super::inject).
+    pub(crate) fn hit(cache: *const u8, point: Point) -> bool {
+        if HOOK.load(SeqCst).is_null() {
+            return false;
+        }
+        // Announce the call before looking at the hook again: `Installed::drop` clears
+        // the hook, then waits until no call is in progress, so a call that sees the
+        // hook runs before the hook is freed.
+        ACTIVE.fetch_add(1, SeqCst);
+        let h = HOOK.load(SeqCst);
+        let fail = if h.is_null() {
+            false
+        } else {
+            // SAFETY: `h` is the live `Hook` of an `Installed`, which cannot be freed while
+            // `ACTIVE` counts this call; `call` matches `data` (set together by `install`).
+            unsafe { ((*h).call)((*h).data, cache as usize, point) }
+        };
+        ACTIVE.fetch_sub(1, SeqCst);
+        fail
+    }
+
+    /// The hook of [`install`]; removed (after waiting for calls in progress) on drop.
+    pub(crate) struct Installed<'a> {
+        hook: KBox<Hook>,
+        _f: PhantomData<&'a ()>,
+    }
+
+    /// Installs `f` as the hook: it is called with the cache's address (as
+    /// `CacheCore::id` gives it) and the point, in
+    /// whatever context the point is reached, until the returned value is dropped. Fails
+    /// with `EBUSY` if a hook is installed already.
+    pub(crate) fn install<F>(f: &F) -> Result<Installed<'_>>
+    where
+        F: Fn(usize, Point) -> bool + Sync,
+    {
+        /// # Safety
+        ///
+        /// `data` must be a live `&F`.
+        unsafe fn call<F: Fn(usize, Point) -> bool>(
+            data: *const (),
+            cache: usize,
+            point: Point,
+        ) -> bool {
+            // SAFETY: `data` is the `&F` given to `install`, alive while installed.
+            unsafe { (*data.cast::<F>())(cache, point) }
+        }
+        let mut hook = KBox::new(
+            Hook {
+                call: call::<F>,
+                data: ptr::from_ref(f).cast(),
+            },
+            GFP_KERNEL,
+        )?;
+        let p: *mut Hook = &mut *hook;
+        HOOK.compare_exchange(ptr::null_mut(), p, SeqCst, SeqCst)
+            .map_err(|_| EBUSY)?;
+        Ok(Installed {
+            hook,
+            _f: PhantomData,
+        })
+    }
+
+    impl Drop for Installed<'_> {
+        fn drop(&mut self) {
+            let p: *mut Hook = &mut *self.hook;
+            let _ = HOOK.compare_exchange(p, ptr::null_mut(), SeqCst, SeqCst);
+            while ACTIVE.load(SeqCst) != 0 {
+                core::hint::spin_loop();
+            }
+        }
+    }
+}

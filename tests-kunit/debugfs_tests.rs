@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_debugfs`: every file under `/sys/kernel/debug/rslub_kunit/<cache>/`
+//! read as a user reads it, and every tunable written with valid and invalid values, as a
+//! user writes them (opened and read or written through the VFS, not by calling the
+//! handlers).
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_debugfs)]
+mod tests {
+    use crate::{
+        cache::{CacheArgs, RemoteWalk},
+        gfp::Gfp,
+        registry::Cache,
+        stats::Stat,
+        test_shim::{read_file, write_file},
+        topology::online_nodes,
+    };
+    use kernel::{error::code::EINVAL, prelude::*, str::CString};
+
+    const NAME: &str = "rslub_test_debugfs";
+
+    fn path(file: &str) -> CString {
+        CString::try_from_fmt(fmt!("rslub_kunit/{NAME}/{file}")).expect("path")
+    }
+
+    /// The file's contents as text.
+    fn read(file: &str) -> KVec<u8> {
+        let mut buf = KVec::from_elem(0u8, 4096, GFP_KERNEL).expect("memory");
+        let n = read_file(&path(file), &mut buf).expect("readable");
+        buf.truncate(n);
+        buf
+    }
+
+    fn text(b: &[u8]) -> &str {
+        core::str::from_utf8(b).expect("text")
+    }
+
+    /// The value of the line `name value`.
+    fn value_of(contents: &str, name: &str) -> Option<u64> {
+        contents.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == name).then(|| v.trim().parse().ok())?
+        })
+    }
+
+    fn write(file: &str, v: &str) -> Result<usize> {
+        write_file(&path(file), v.as_bytes())
+    }
+
+    fn args() -> CacheArgs<'static> {
+        CacheArgs {
+            name: c"rslub_test_debugfs",
+            size: 100,
+            align: 0,
+            flags: 0,
+            ctor: None,
+        }
+    }
+
+    #[test]
+    fn every_file_reads_what_the_cache_holds() {
+        let c = Cache::create(&args()).expect("cache");
+        let p = c.alloc(Gfp::KERNEL).expect("object");
+        let s = c.stats();
+        let stats = read("stats");
+        let stats = text(&stats);
+        for st in Stat::ALL {
+            assert_eq!(value_of(stats, st.name()), Some(s.get(st)));
+        }
+        assert_eq!(value_of(stats, "alloc_slow"), Some(1));
+
+        let layout = read("layout");
+        let layout = text(&layout);
+        let l = c.layout();
+        assert_eq!(value_of(layout, "object_size"), Some(100));
+        assert_eq!(value_of(layout, "size"), Some(u64::from(l.size)));
+        assert_eq!(value_of(layout, "order"), Some(u64::from(l.order)));
+        assert_eq!(
+            value_of(layout, "objects_per_slab"),
+            Some(u64::from(l.objects))
+        );
+        assert_eq!(
+            value_of(layout, "free_offset"),
+            Some(u64::from(l.free_offset))
+        );
+
+        // One line per online node id (ids may be sparse), with the node's counts.
+        let nodes = read("nodes");
+        let mut lines = text(&nodes).lines();
+        assert_eq!(lines.next(), Some("node slabs objects partial"));
+        for nid in online_nodes() {
+            let (slabs, objects, partial) = c.node_counts(nid);
+            let want =
+                CString::try_from_fmt(fmt!("{nid} {slabs} {objects} {partial}")).expect("line");
+            assert_eq!(lines.next().map(str::as_bytes), Some(want.to_bytes()));
+        }
+        assert_eq!(lines.next(), None);
+        let total: i64 = online_nodes().map(|n| c.node_counts(n).0).sum();
+        assert_eq!(total, 1);
+
+        let mp = read("min_partial");
+        assert_eq!(text(&mp).trim().parse::<u32>().ok(), Some(c.min_partial()));
+        let r = read("remote_node_defrag_ratio");
+        assert_eq!(text(&r).trim(), "1000");
+        let w = read("remote_walk");
+        assert_eq!(text(&w).trim(), "0");
+        // SAFETY: allocated above.
+        unsafe { c.free(p) };
+        assert!(c.destroy().is_ok());
+    }
+
+    #[test]
+    fn every_tunable_takes_valid_values_and_refuses_others() {
+        let c = Cache::create(&args()).expect("cache");
+        // min_partial: 0..=1024.
+        for (v, want) in [("7\n", 7u32), ("0", 0), ("1024", 1024), (" 12 \n", 12)] {
+            assert_eq!(write("min_partial", v), Ok(v.len()));
+            assert_eq!(c.min_partial(), want);
+        }
+        for bad in ["1025", "-1", "abc", "7x", "99999999999999999"] {
+            assert_eq!(write("min_partial", bad), Err(EINVAL));
+            assert_eq!(c.min_partial(), 12);
+        }
+        // remote_node_defrag_ratio: 0..=1024.
+        for (v, want) in [("0", 0u32), ("1024", 1024), ("512\n", 512)] {
+            assert_eq!(write("remote_node_defrag_ratio", v), Ok(v.len()));
+            assert_eq!(c.remote_node_defrag_ratio(), want);
+        }
+        for bad in ["1025", "-5", "ten"] {
+            assert_eq!(write("remote_node_defrag_ratio", bad), Err(EINVAL));
+            assert_eq!(c.remote_node_defrag_ratio(), 512);
+        }
+        // remote_walk: 0 or 1.
+        assert_eq!(write("remote_walk", "1"), Ok(1));
+        assert_eq!(c.remote_walk(), RemoteWalk::Zonelist);
+        assert_eq!(text(&read("remote_walk")).trim(), "1");
+        assert_eq!(write("remote_walk", "0"), Ok(1));
+        assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
+        for bad in ["2", "-1", "x"] {
+            assert_eq!(write("remote_walk", bad), Err(EINVAL));
+            assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
+        }
+        // The read-only files refuse writes.
+        for ro in ["stats", "layout", "nodes"] {
+            assert!(write(ro, "1").is_err());
+        }
+        assert!(c.destroy().is_ok());
+    }
+}

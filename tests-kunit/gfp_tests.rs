@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_gfp`: what the caller's allocation flags mean for rslub: zeroed
+//! objects, the flags of each page and metadata allocation made on the caller's behalf,
+//! the fallback to a smaller slab order, and failures that must lose nothing.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_gfp)]
+mod tests {
+    use crate::{
+        cache::{CacheArgs, CacheCore},
+        gfp::Gfp,
+        inject::{install, Point},
+        layout,
+        registry::Cache,
+        stats::Stat,
+        test_shim::pin_current,
+        topology::online_nodes,
+    };
+    use core::{
+        ptr::NonNull,
+        sync::atomic::{AtomicU32, Ordering::SeqCst},
+    };
+    use kernel::{cpu::CpuId, error::code::ENOMEM, new_spinlock, prelude::*};
+
+    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
+        CacheArgs {
+            name,
+            size,
+            align: 0,
+            flags: 0,
+            ctor: None,
+        }
+    }
+
+    fn free(c: &CacheCore, p: usize) {
+        // SAFETY: the suites pass objects they allocated from `c` and free once.
+        unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
+    }
+
+    fn slabs(c: &CacheCore) -> i64 {
+        online_nodes().map(|n| c.node_counts(n).0).sum()
+    }
+
+    /// Whether the `size` bytes at `p` are all zero.
+    fn is_zero(p: usize, size: usize) -> bool {
+        // SAFETY: `p` is a live object of at least `size` bytes.
+        let b = unsafe { core::slice::from_raw_parts(p as *const u8, size) };
+        b.iter().all(|&x| x == 0)
+    }
+
+    /// Dirties every object of two slabs and frees them, so that the next allocations
+    /// get dirty memory back; then `__GFP_ZERO` must zero each object, whichever path
+    /// hands it out (fast path, refill from the slab, partial slab, new slab, bulk).
+    #[test]
+    fn zeroing_allocations_return_zeroed_objects() {
+        pin_current(Some(CpuId::from_u32(0).expect("cpu"))).expect("pin");
+        const SIZE: u32 = 200;
+        let c = Cache::create(&args(c"rslub_test_zero", SIZE)).expect("cache");
+        let n = 2 * c.layout().objects as usize + 3;
+        let zero = Gfp::KERNEL.with(Gfp::ZERO);
+        let mut objs: KVec<usize> = KVec::new();
+        for _ in 0..n {
+            let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            // SAFETY: a fresh object of SIZE bytes.
+            unsafe { core::ptr::write_bytes(p as *mut u8, 0xa5, SIZE as usize) };
+            objs.push(p, GFP_KERNEL).expect("memory");
+        }
+        for &p in objs.iter() {
+            free(&c, p);
+        }
+        objs.clear();
+        for _ in 0..n {
+            let p = c.alloc(zero).expect("object").as_ptr() as usize;
+            assert!(is_zero(p, SIZE as usize));
+            objs.push(p, GFP_KERNEL).expect("memory");
+        }
+        // And the fresh slabs behind them too.
+        for _ in 0..n {
+            let p = c.alloc_node(zero, 0).expect("object").as_ptr() as usize;
+            assert!(is_zero(p, SIZE as usize));
+            objs.push(p, GFP_KERNEL).expect("memory");
+        }
+        for &p in objs.iter() {
+            // SAFETY: a live object of SIZE bytes.
+            unsafe { core::ptr::write_bytes(p as *mut u8, 0x5a, SIZE as usize) };
+            free(&c, p);
+        }
+        let mut v = KVec::from_elem(core::ptr::null_mut::<u8>(), n, GFP_KERNEL).expect("memory");
+        c.alloc_bulk(zero, &mut v).expect("bulk");
+        assert!(v.iter().all(|&p| is_zero(p as usize, SIZE as usize)));
+        // SAFETY: allocated above, freed once.
+        unsafe { c.free_bulk(&v) };
+        // Without `__GFP_ZERO` the dirty contents come back: the zeroing above was not
+        // luck (and the plain path does not pay for a memset).
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        assert!(crate::shim::init_on_alloc() || !is_zero(p, SIZE as usize));
+        free(&c, p);
+        pin_current(None).expect("unpin");
+        assert!(c.destroy().is_ok());
+    }
+
+    /// `init_on_alloc` zeroes every allocation and `init_on_free` every freed object
+    /// (but the free pointer) without the caller asking; set here as the boot parameters
+    /// would set them.
+    #[test]
+    fn init_on_alloc_and_init_on_free() {
+        const SIZE: u32 = 96;
+        let c = Cache::create(&args(c"rslub_test_init_on", SIZE)).expect("cache");
+        let free_offset = c.layout().free_offset as usize;
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        // SAFETY: a live object of SIZE bytes.
+        unsafe { core::ptr::write_bytes(p as *mut u8, 0xff, SIZE as usize) };
+        c.set_init_on(false, true);
+        free(&c, p);
+        // The freed object's memory, but for its free pointer, is zero.
+        // SAFETY: `p` is a free object in a live slab of `c`: mapped, and only this test
+        // uses the cache.
+        let b = unsafe { core::slice::from_raw_parts(p as *const u8, SIZE as usize) };
+        assert!(b
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == 0 || (free_offset..free_offset + 8).contains(&i)));
+        c.set_init_on(true, false);
+        let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        assert!(is_zero(q, SIZE as usize));
+        free(&c, q);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// What the page allocator was asked for.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Attempt {
+        gfp: u32,
+        order: u32,
+    }
+
+    /// The preferred order is asked for without `__GFP_NOFAIL`, without retrying or
+    /// warning, and without reclaim; when it fails, the order of one object is asked for
+    /// with the caller's own flags, and the slab holds as many objects as that order does.
+    #[test]
+    fn preferred_order_fails_quietly_then_the_smallest_order_is_used() {
+        let c = Cache::create(&args(c"rslub_test_order", 1024)).expect("cache");
+        let l = *c.layout();
+        let min_order = layout::get_order(u64::from(l.size));
+        assert!(l.order > min_order);
+        let attempts =
+            KBox::pin_init(new_spinlock!(KVec::<Attempt>::new()), GFP_KERNEL).expect("memory");
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if cache != id {
+                return false;
+            }
+            let Point::PageAlloc { gfp, order, .. } = p else {
+                return false;
+            };
+            let _ = attempts.lock().push(Attempt { gfp, order }, GFP_ATOMIC);
+            // The preferred order fails, as under fragmentation.
+            order == l.order
+        };
+        let caller = Gfp::KERNEL.with(Gfp::NOFAIL | Gfp::ZERO);
+        let before = c.stats();
+        let p = {
+            let _h = install(&hook).expect("hook");
+            c.alloc(caller).expect("object").as_ptr() as usize
+        };
+        let d = c.stats().since(&before);
+        let a = attempts.lock();
+        assert_eq!(a.len(), 2);
+        let (pref, min) = (a[0], a[1]);
+        assert_eq!(pref.order, l.order);
+        assert!(Gfp::from_raw(pref.gfp).has(Gfp::NOWARN | Gfp::NORETRY | Gfp::NOMEMALLOC));
+        assert_eq!(pref.gfp & (Gfp::NOFAIL | Gfp::RECLAIM | Gfp::ZERO), 0);
+        assert_eq!(min.order, min_order);
+        // The caller's flags, but `__GFP_ZERO` (objects are zeroed one by one).
+        assert_eq!(min.gfp, caller.without(Gfp::ZERO).raw());
+        drop(a);
+        assert_eq!(d.get(Stat::NewSlab), 1);
+        assert_eq!(d.get(Stat::OrderFallback), 1);
+        // The slab has the objects of the smaller order.
+        let (_, objects, _) = online_nodes()
+            .map(|n| c.node_counts(n))
+            .find(|&(slabs, _, _)| slabs == 1)
+            .expect("one slab");
+        assert_eq!(
+            objects,
+            i64::from(layout::order_objects(min_order, l.stride()))
+        );
+        free(&c, p);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A slab's metadata is allocated with the caller's reclaim and context bits:
+    /// `GFP_NOFS` must not recurse into the file system, `GFP_NOIO` not into block I/O,
+    /// `__GFP_NOFAIL` must not fail, `GFP_ATOMIC` keeps `__GFP_HIGH` and never sleeps.
+    #[test]
+    fn slab_metadata_takes_the_callers_reclaim_flags() {
+        let c = Cache::create(&args(c"rslub_test_meta", 512)).expect("cache");
+        let seen = AtomicU32::new(u32::MAX);
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if cache == id {
+                if let Point::MetaAlloc { gfp } = p {
+                    seen.store(gfp, SeqCst);
+                }
+            }
+            false
+        };
+        let nofs = Gfp::KERNEL.without(Gfp::FS);
+        let noio = Gfp::KERNEL.without(Gfp::FS | Gfp::IO);
+        let nofail = Gfp::KERNEL.with(Gfp::NOFAIL);
+        let atomic = Gfp::from_raw(kernel::bindings::GFP_ATOMIC);
+        let _h = install(&hook).expect("hook");
+        for caller in [nofs, noio, nofail, atomic, Gfp::KERNEL.with(Gfp::ZERO)] {
+            seen.store(u32::MAX, SeqCst);
+            // An empty cache: the allocation makes a new slab.
+            let p = c.alloc(caller).expect("object").as_ptr() as usize;
+            let m = Gfp::from_raw(seen.load(SeqCst));
+            assert!(m.raw() != u32::MAX);
+            // Exactly the caller's reclaim bits: nothing added, nothing lost.
+            assert_eq!(m.raw(), caller.raw() & Gfp::RECLAIM_MASK);
+            assert_eq!(m.raw() & (Gfp::ZERO | Gfp::THISNODE), 0);
+            free(&c, p);
+            c.shrink();
+            assert_eq!(slabs(&c), 0);
+        }
+        drop(_h);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A failure to allocate slab metadata gives the pages back and fails the allocation
+    /// with `ENOMEM`; nothing is left behind.
+    #[test]
+    fn failed_metadata_allocation_loses_nothing() {
+        let c = Cache::create(&args(c"rslub_test_meta_fail", 256)).expect("cache");
+        let id = c.id();
+        let hook = |cache: usize, p: Point| cache == id && matches!(p, Point::MetaAlloc { .. });
+        let r = {
+            let _h = install(&hook).expect("hook");
+            c.alloc(Gfp::KERNEL).map(|p| p.as_ptr() as usize)
+        };
+        assert_eq!(r, Err(ENOMEM));
+        assert_eq!(slabs(&c), 0);
+        let s = c.stats();
+        assert_eq!(s.get(Stat::NewSlab), 0);
+        assert_eq!(s.get(Stat::AllocFailed), 1);
+        // The cache still works.
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        free(&c, p);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A bulk allocation that runs out of memory part way gives back every object it
+    /// took, reports `ENOMEM`, and leaves no object allocated.
+    #[test]
+    fn failed_bulk_allocation_rolls_back() {
+        let c = Cache::create(&args(c"rslub_test_bulk_fail", 128)).expect("cache");
+        let per_slab = c.layout().objects as usize;
+        let pages = AtomicU32::new(0);
+        let id = c.id();
+        // The page allocator gives two slabs, then nothing.
+        let hook = |cache: usize, p: Point| {
+            cache == id && matches!(p, Point::PageAlloc { .. }) && pages.fetch_add(1, SeqCst) >= 2
+        };
+        let mut v = KVec::from_elem(core::ptr::null_mut::<u8>(), 3 * per_slab + 1, GFP_KERNEL)
+            .expect("memory");
+        let r = {
+            let _h = install(&hook).expect("hook");
+            c.alloc_bulk(Gfp::KERNEL, &mut v)
+        };
+        assert_eq!(r, Err(ENOMEM));
+        assert!(v.iter().all(|p| p.is_null()));
+        let s = c.stats();
+        assert_eq!(s.get(Stat::NewSlab), 2);
+        assert!(s.get(Stat::AllocFailed) >= 1);
+        // Everything came back: destruction finds no live object.
+        assert!(c.destroy().is_ok());
+    }
+
+    /// The first try on an explicit node asks that node only, never sleeps and never
+    /// warns, and keeps the caller's accounting.
+    #[test]
+    fn this_node_try_never_sleeps() {
+        let k = Gfp::KERNEL;
+        // The opportunistic try on a node: that node only, never sleeping, no warning.
+        let t = k.with(Gfp::ACCOUNT).for_this_node_only();
+        assert!(t.has(Gfp::THISNODE | Gfp::NOWARN | Gfp::ACCOUNT));
+        assert!(!t.may_sleep());
+        assert!(!t.has(Gfp::FS));
+        assert!(!Gfp::from_raw(kernel::bindings::GFP_ATOMIC)
+            .for_this_node_only()
+            .has(Gfp::HIGH));
+    }
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_race`: the interleavings the lock-free paths must survive, forced
+//! at the worst instant through the injection points of `rust/inject.rs` rather than
+//! hoped for under load. Each test names the invariant it attacks.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_race)]
+mod tests {
+    use crate::{
+        cache::{CacheArgs, CacheCore},
+        gfp::Gfp,
+        inject::{install, Point},
+        mm,
+        registry::Cache,
+        stats::Stat,
+        test_shim::{
+            cpu_of_node, in_reclaim_scope, mdelay, msleep, node_of, pin_current, skip,
+            tainted_warn, Thread,
+        },
+        topology::Topology,
+    };
+    use core::{
+        ptr::NonNull,
+        sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst},
+    };
+    use kernel::{cpu::CpuId, prelude::*};
+
+    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
+        CacheArgs {
+            name,
+            size,
+            align: 0,
+            flags: 0,
+            ctor: None,
+        }
+    }
+
+    fn cpu(n: u32) -> CpuId {
+        CpuId::from_u32(n).expect("cpu")
+    }
+
+    /// Moves the current task to `to` (and keeps it there).
+    fn move_to(to: CpuId) {
+        pin_current(Some(to)).expect("migrate");
+    }
+
+    /// Frees `p`, allocated from `c`.
+    fn free(c: &CacheCore, p: usize) {
+        // SAFETY: the suites pass objects they allocated from `c` and free once.
+        unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
+    }
+
+    /// The free fast path reads the transaction id on one CPU; the task then migrates,
+    /// reads the active slab of another CPU (the object's slab), and comes back before
+    /// committing. Every value the commit relies on must come from the CPU whose
+    /// transaction id it checks: the object must not land on the first CPU's private
+    /// list, which holds objects of that CPU's active slab only.
+    #[test]
+    fn free_fast_path_reads_one_cpu_only() {
+        if Topology::read().online_cpus < 2 {
+            skip(c"needs 2 online CPUs");
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_race_free", 64)).expect("cache");
+        let (a, b) = (cpu(0), cpu(1));
+        // CPU B's active slab holds `x`; CPU A's active slab is another slab.
+        move_to(b);
+        let x = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        move_to(a);
+        let y = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        // SAFETY: live objects of `c`.
+        assert!(unsafe { mm::slab_of(x as *const u8) != mm::slab_of(y as *const u8) });
+
+        let step = AtomicU32::new(0);
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if cache == id {
+                if p == Point::FreeTidRead && step.compare_exchange(0, 1, SeqCst, SeqCst).is_ok() {
+                    move_to(b);
+                } else if p == Point::FreeSlabRead
+                    && step.compare_exchange(1, 2, SeqCst, SeqCst).is_ok()
+                {
+                    move_to(a);
+                }
+            }
+            false
+        };
+        let before = c.stats();
+        {
+            let _h = install(&hook).expect("hook");
+            free(&c, x);
+        }
+        // Whatever the path did after the first read, CPU A's list must hold only
+        // objects of CPU A's slab.
+        let checked = c.check_this_cpu();
+        let d = c.stats().since(&before);
+        pin_current(None).expect("unpin");
+        assert!(step.load(SeqCst) >= 1);
+        if checked.is_err() {
+            // The cache is corrupt: destroying it would free a slab with a live object.
+            core::mem::forget(c);
+            assert_eq!(checked, Ok(0));
+            return;
+        }
+        // The free was a remote one: into CPU B's slab, through the slab's shared list.
+        assert_eq!(d.get(Stat::FreeSlow), 1);
+        assert_eq!(d.get(Stat::FreeFast), 0);
+        free(&c, y);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// `alloc_node`'s fast path reads the transaction id and the list head on one CPU,
+    /// migrates, reads another CPU's active slab node (the node asked for), and comes
+    /// back before committing: it must not hand out an object of the first CPU's slab,
+    /// which is on another node.
+    #[test]
+    fn alloc_node_fast_path_reads_one_cpu_only() {
+        if Topology::read().online_nodes < 2 {
+            skip(c"needs 2 NUMA nodes with CPUs");
+            return;
+        }
+        let (Some(a), Some(b)) = (cpu_of_node(0), cpu_of_node(1)) else {
+            skip(c"needs a CPU on each of nodes 0 and 1");
+            return;
+        };
+        let c = Cache::create(&args(c"rslub_test_race_node", 128)).expect("cache");
+        move_to(b);
+        let on_b = c.alloc_node(Gfp::KERNEL, 1).expect("object").as_ptr() as usize;
+        move_to(a);
+        let on_a = c.alloc_node(Gfp::KERNEL, 0).expect("object").as_ptr() as usize;
+        assert_eq!(node_of(on_b), 1);
+        assert_eq!(node_of(on_a), 0);
+
+        let step = AtomicU32::new(0);
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if cache == id {
+                if p == Point::AllocHeadRead && step.compare_exchange(0, 1, SeqCst, SeqCst).is_ok()
+                {
+                    move_to(b);
+                } else if p == Point::AllocNodeRead
+                    && step.compare_exchange(1, 2, SeqCst, SeqCst).is_ok()
+                {
+                    move_to(a);
+                }
+            }
+            false
+        };
+        let p = {
+            let _h = install(&hook).expect("hook");
+            c.alloc_node(Gfp::KERNEL, 1).expect("object").as_ptr() as usize
+        };
+        pin_current(None).expect("unpin");
+        assert!(step.load(SeqCst) >= 1);
+        assert_eq!(node_of(p), 1);
+        for o in [on_b, on_a, p] {
+            free(&c, o);
+        }
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A CPU frees the last object of a slab while the cache is being destroyed (the
+    /// contract allows freeing objects that are still allocated). Destruction must not
+    /// count that slab's objects between the slab leaving the partial list and its pages
+    /// going back: it waits for the free, sees no live object, and frees everything.
+    #[test]
+    fn destroy_waits_for_a_free_emptying_a_slab() {
+        if Topology::read().online_cpus < 2 {
+            skip(c"needs 2 online CPUs");
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_race_destroy", 256)).expect("cache");
+        c.set_min_partial(0);
+        let per_slab = c.layout().objects as usize;
+        // A full slab S on no list, then one object of the next slab (CPU 0's active).
+        move_to(cpu(0));
+        let mut objs: KVec<usize> = KVec::new();
+        for _ in 0..per_slab + 1 {
+            let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            objs.push(p, GFP_KERNEL).expect("memory");
+        }
+        let last = objs.pop().expect("one");
+        free(&c, last);
+        // Free all of S but `x` from CPU 1: S is partial, with one live object.
+        let x = objs.pop().expect("one");
+        move_to(cpu(1));
+        for &p in objs.iter() {
+            free(&c, p);
+        }
+        move_to(cpu(0));
+
+        let go = AtomicBool::new(false);
+        let at_discard = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        let core = c.id();
+        let freer = || {
+            while !go.load(SeqCst) {
+                msleep(1);
+            }
+            // SAFETY: `core` is the cache under destruction; `x` is still allocated.
+            let c = unsafe { &*(core as *const CacheCore) };
+            free(c, x);
+            done.store(true, SeqCst);
+        };
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if cache != id {
+                return false;
+            }
+            match p {
+                Point::ShutdownFlushed => {
+                    // Every CPU was flushed; now let CPU 1 free `x`, and go on counting
+                    // once it is about to give S's pages back.
+                    go.store(true, SeqCst);
+                    let mut waited = 0;
+                    while !at_discard.load(SeqCst) && waited < 5000 {
+                        msleep(1);
+                        waited += 1;
+                    }
+                }
+                Point::FreeDiscard => {
+                    at_discard.store(true, SeqCst);
+                    // Hold the free here: destruction runs meanwhile on CPU 0.
+                    mdelay(200);
+                }
+                _ => {}
+            }
+            false
+        };
+        let r = {
+            let _h = install(&hook).expect("hook");
+            // SAFETY: `freer` outlives the thread, joined at the end of this block.
+            let t = unsafe { Thread::start(&freer, cpu(1)) }.expect("thread");
+            let r = c.destroy().map_err(|l| l.0);
+            drop(t);
+            r
+        };
+        pin_current(None).expect("unpin");
+        assert!(done.load(SeqCst));
+        assert!(at_discard.load(SeqCst));
+        assert_eq!(r, Ok(()));
+    }
+
+    /// Shrinking (and destroying) flush the CPUs' active slabs from workers. Called from
+    /// memory reclaim (`PF_MEMALLOC`), the wait for those workers must be on a
+    /// `WQ_MEM_RECLAIM` workqueue, or the workqueue code warns of a possible deadlock.
+    #[test]
+    fn shrink_from_reclaim_waits_on_a_reclaim_safe_workqueue() {
+        if tainted_warn() {
+            skip(c"the kernel is already tainted by a WARN: a new one cannot be told apart");
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_reclaim", 512)).expect("cache");
+        let p = c.alloc(Gfp::KERNEL).expect("object");
+        in_reclaim_scope(|| c.shrink());
+        // SAFETY: allocated above, freed once.
+        unsafe { c.free(p) };
+        in_reclaim_scope(|| c.shrink());
+        assert!(!tainted_warn());
+        assert!(c.destroy().is_ok());
+    }
+}
