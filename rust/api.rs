@@ -8,13 +8,13 @@
 //! does.
 
 use crate::{
-    cache::{CacheArgs, CacheCore, Ctor},
+    cache::{CacheArgs, CacheCore, Ctor, NO_NODE},
     gfp::Gfp,
     registry::Cache,
 };
 use core::{
     ffi::{c_int, c_uint, c_void},
-    ptr::{self, NonNull},
+    ptr::NonNull,
 };
 use kernel::{error::code::EBUSY, ffi::c_char, prelude::*};
 
@@ -90,10 +90,9 @@ unsafe fn cache<'a>(s: *mut c_void) -> &'a CacheCore {
 #[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_alloc(s: *mut c_void, gfp: c_uint) -> *mut c_void {
     // SAFETY: live handle (caller).
-    match unsafe { cache(s) }.alloc(Gfp::from_raw(gfp)) {
-        Ok(p) => p.as_ptr().cast(),
-        Err(_) => ptr::null_mut(),
-    }
+    unsafe { cache(s) }
+        .alloc_ptr(Gfp::from_raw(gfp), NO_NODE)
+        .cast()
 }
 
 /// `rslub_cache_alloc_node()`.
@@ -109,10 +108,9 @@ pub(crate) unsafe extern "C" fn rslub_cache_alloc_node(
     node: c_int,
 ) -> *mut c_void {
     // SAFETY: live handle (caller).
-    match unsafe { cache(s) }.alloc_node(Gfp::from_raw(gfp), node) {
-        Ok(p) => p.as_ptr().cast(),
-        Err(_) => ptr::null_mut(),
-    }
+    unsafe { cache(s) }
+        .alloc_ptr(Gfp::from_raw(gfp), node)
+        .cast()
 }
 
 /// `rslub_cache_free()`.

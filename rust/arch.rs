@@ -126,7 +126,7 @@ pub(crate) unsafe fn this_cpu_add(base: *mut u8, off: usize, n: u64) {
     }
 }
 
-/// `cmpxchg16b` on the 16 bytes at `rsi`, with the given instruction text (prefix and
+/// `cmpxchg16b` on the 16 bytes at `r10`, with the given instruction text (prefix and
 /// segment): compares them with `old` and, if equal, writes `new`; evaluates to whether it
 /// did.
 ///
@@ -144,7 +144,7 @@ macro_rules! cmpxchg16b {
                 $insn,
                 "xchg r11, rbx",
                 "jne {fail}",
-                in("rsi") $ptr,
+                in("r10") $ptr,
                 in("r11") new[0],
                 in("rcx") new[1],
                 inout("rax") old[0] => _,
@@ -171,7 +171,7 @@ macro_rules! cmpxchg16b {
 pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
     // SAFETY: The caller guarantees the address and the CPU feature; `gs:` makes it this
     // CPU's copy.
-    unsafe { cmpxchg16b!("cmpxchg16b xmmword ptr gs:[rsi]", pcp, old, new) }
+    unsafe { cmpxchg16b!("cmpxchg16b xmmword ptr gs:[r10]", pcp, old, new) }
 }
 
 /// Compares the 16 bytes at `ptr` with `old` and, if equal, replaces them with `new`,
@@ -184,7 +184,7 @@ pub(crate) unsafe fn this_cpu_cmpxchg16b(pcp: *mut u64, old: [u64; 2], new: [u64
 #[inline(always)]
 pub(crate) unsafe fn cmpxchg16b(ptr: *mut u64, old: [u64; 2], new: [u64; 2]) -> bool {
     // SAFETY: The caller guarantees the address and the CPU feature.
-    unsafe { cmpxchg16b!("lock cmpxchg16b xmmword ptr [rsi]", ptr, old, new) }
+    unsafe { cmpxchg16b!("lock cmpxchg16b xmmword ptr [r10]", ptr, old, new) }
 }
 
 /// Reads the `usize` at `base + off` without KASAN instrumentation (see the module

@@ -103,10 +103,11 @@ pub(crate) struct CacheCore {
     remote_node_defrag_ratio: Atomic<u32>,
     walk: Atomic<u32>,
     /// `Gfp::ZERO` when every allocation is zeroed (`init_on_alloc`), else 0: or'ed into
-    /// the caller's flags by the allocation paths.
-    init_on_alloc: Atomic<u32>,
-    /// 1 when every free zeroes the object (`init_on_free`), else 0.
-    init_on_free: Atomic<u32>,
+    /// the caller's flags by the allocation paths. Fixed at creation (a plain load on the
+    /// fast path).
+    init_on_alloc: u32,
+    /// Whether every free zeroes the object (`init_on_free`). Fixed at creation.
+    init_on_free: bool,
 }
 
 /// Checks that this CPU and kernel can run the allocator; says why not, and fails with
@@ -189,6 +190,11 @@ impl CacheCore {
             unsafe { (*cpu.on(c)).tid = u64::from(c.as_u32()) };
         }
         let name = CString::try_from(args.name)?;
+        // Boot parameters; the suites can pretend they are set (`inject::init_on`).
+        let (init_on_alloc, init_on_free) = (shim::init_on_alloc(), shim::init_on_free());
+        #[cfg(rslub_inject)]
+        let (init_on_alloc, init_on_free) =
+            crate::inject::init_on().unwrap_or((init_on_alloc, init_on_free));
         // INVARIANT: a node per node id, neighbour lists from `nearest_nodes`, fixed
         // layout.
         KBox::pin_init(
@@ -206,12 +212,12 @@ impl CacheCore {
                 walk: Atomic::new(RemoteWalk::NodesOnce as u32),
                 // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
                 // contents.
-                init_on_alloc: Atomic::new(if shim::init_on_alloc() && args.ctor.is_none() {
+                init_on_alloc: if init_on_alloc && args.ctor.is_none() {
                     Gfp::ZERO
                 } else {
                     0
-                }),
-                init_on_free: Atomic::new(u32::from(shim::init_on_free() && args.ctor.is_none())),
+                },
+                init_on_free: init_on_free && args.ctor.is_none(),
             }),
             GFP_KERNEL,
         )
@@ -265,15 +271,6 @@ impl CacheCore {
     /// The per-node state of node `nid`.
     fn node(&self, nid: u32) -> &Node {
         &self.nodes[nid as usize]
-    }
-
-    /// Sets what `init_on_alloc` and `init_on_free` (boot parameters) would set, for the
-    /// suites.
-    #[cfg(rslub_inject)]
-    pub(crate) fn set_init_on(&self, alloc: bool, free: bool) {
-        self.init_on_alloc
-            .store(if alloc { Gfp::ZERO } else { 0 }, Relaxed);
-        self.init_on_free.store(u32::from(free), Relaxed);
     }
 
     /// The address the injection points pass to a test's hook for this cache.
@@ -350,7 +347,9 @@ impl CacheCore {
 
     // ----- allocation ---------------------------------------------------------------
 
-    /// Allocates an object, on the local node if it can (`kmem_cache_alloc`).
+    /// Allocates an object, on the local node if it can (`kmem_cache_alloc`). The
+    /// `Result` forms are the suites'; the C API takes [`CacheCore::alloc_ptr`].
+    #[cfg(rslub_inject)]
     #[inline]
     pub(crate) fn alloc(&self, gfp: Gfp) -> Result<NonNull<u8>> {
         self.alloc_node(gfp, NO_NODE)
@@ -359,16 +358,46 @@ impl CacheCore {
     /// Allocates an object from node `node` (`NO_NODE`: any, the local one preferred). A
     /// node that is online but has no memory gives an object of the nearest node that
     /// has; a node that is not online is `EINVAL`.
-    ///
-    /// Fast path: take the head of this CPU's free list with one `cmpxchg16b` on
-    /// (freelist, tid), without a lock, an atomic bus operation or interrupts off.
+    #[cfg(rslub_inject)]
     #[inline]
     pub(crate) fn alloc_node(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
+        NonNull::new(self.alloc_ptr(gfp, node)).ok_or_else(|| alloc_error(node))
+    }
+
+    /// [`CacheCore::alloc_node`] as the C API returns it: null on failure.
+    ///
+    /// Fast path: take the head of this CPU's free list with one `cmpxchg16b` on
+    /// (freelist, tid), without a lock, an atomic bus operation or interrupts off. The
+    /// slow path and the zeroing path are tail calls.
+    #[inline(always)]
+    pub(crate) fn alloc_ptr(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        // One `or` and one test on the fast path.
+        let gfp = gfp.with(self.init_on_alloc);
+        if gfp.has(Gfp::ZERO) {
+            return self.alloc_zeroed(gfp, node);
+        }
+        self.alloc_object(gfp, node)
+    }
+
+    /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO` (or `init_on_alloc`).
+    #[inline(never)]
+    #[cold]
+    fn alloc_zeroed(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        let object = self.alloc_object(gfp, node);
+        if !object.is_null() {
+            self.zero(object);
+        }
+        object
+    }
+
+    /// The allocation fast path, and the way into the slow path; null on failure.
+    #[inline(always)]
+    fn alloc_object(&self, gfp: Gfp, node: i32) -> *mut u8 {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const NODE: usize = offset_of!(CpuSlab, node);
         let pcpu = self.pcpu();
-        let object = loop {
+        loop {
             // One CPU's copy, read through one pointer: the task may migrate at any point
             // below, but every value comes from the CPU whose `tid` the commit checks. The
             // commit runs on the CPU the task is on then; `tid` carries the CPU number,
@@ -387,15 +416,7 @@ impl CacheCore {
                 // SAFETY: As above.
                 || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
             {
-                let object = self.alloc_slow(gfp, node);
-                if object.is_null() {
-                    return Err(if node == NO_NODE || shim::node_online(node) {
-                        ENOMEM
-                    } else {
-                        EINVAL
-                    });
-                }
-                break object;
+                return self.alloc_slow(gfp, node);
             }
             inject!(self, Point::AllocNodeRead);
             // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
@@ -414,19 +435,12 @@ impl CacheCore {
             } {
                 // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
                 unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
-                break object;
+                return object;
             }
-        };
-        if (gfp.raw() | self.init_on_alloc.load(Relaxed)) & Gfp::ZERO != 0 {
-            self.zero(object);
         }
-        // SAFETY: Both ways out of the loop give a non-null object.
-        Ok(unsafe { NonNull::new_unchecked(object) })
     }
 
     /// Zeroes the object at `object` (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`).
-    #[inline(never)]
-    #[cold]
     fn zero(&self, object: *mut u8) {
         // SAFETY: `object` is an object of this cache owned by the caller, `object_size`
         // bytes long.
@@ -771,14 +785,38 @@ impl CacheCore {
     /// be used afterwards.
     #[inline]
     pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
+        if self.init_on_free {
+            // SAFETY: The caller's guarantees pass on.
+            return unsafe { self.free_zeroed(object.as_ptr()) };
+        }
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_object(object.as_ptr()) }
+    }
+
+    /// [`CacheCore::free`] with `init_on_free`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free`].
+    #[inline(never)]
+    #[cold]
+    unsafe fn free_zeroed(&self, object: *mut u8) {
+        self.zero(object);
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_object(object) }
+    }
+
+    /// The free fast path, and the way into the slow path.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free`].
+    #[inline(always)]
+    unsafe fn free_object(&self, object: *mut u8) {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const SLAB: usize = offset_of!(CpuSlab, slab);
         const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
-        let object = object.as_ptr();
-        if self.init_on_free.load(Relaxed) != 0 {
-            self.zero(object);
-        }
         // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
         let slab = unsafe { mm::slab_of(object) } as u64;
         let pcpu = self.pcpu();
@@ -966,7 +1004,7 @@ impl CacheCore {
                 i += 1;
             }
         }
-        if (gfp.raw() | self.init_on_alloc.load(Relaxed)) & Gfp::ZERO != 0 {
+        if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
             for &object in out.iter() {
                 self.zero(object);
             }
@@ -984,7 +1022,7 @@ impl CacheCore {
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
         let off = self.layout.free_offset;
-        if self.init_on_free.load(Relaxed) != 0 {
+        if self.init_on_free {
             for &object in objects {
                 self.zero(object);
             }
@@ -1105,6 +1143,18 @@ impl CacheCore {
         }
         inject!(self, Point::ShutdownFlushed);
         LiveObjects(self.discard_empty_partials())
+    }
+}
+
+/// Why an allocation from `node` failed: `EINVAL` for a node that is not online, else
+/// `ENOMEM`.
+#[cfg(rslub_inject)]
+#[cold]
+fn alloc_error(node: i32) -> Error {
+    if node == NO_NODE || shim::node_online(node) {
+        ENOMEM
+    } else {
+        EINVAL
     }
 }
 

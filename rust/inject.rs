@@ -88,6 +88,22 @@ mod hooks {
     static HOOK: AtomicPtr<Hook> = AtomicPtr::new(ptr::null_mut());
     /// Calls of the hook in progress; [`Installed`] waits for none before it goes away.
     static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+    /// `init_on_alloc` and `init_on_free` as caches created now should see them: bit 2
+    /// set means "pretend", bits 0 and 1 are the values.
+    static INIT_ON: AtomicUsize = AtomicUsize::new(0);
+
+    /// Makes caches created from now on see `init_on_alloc` and `init_on_free` as given
+    /// (`None`: as the kernel was booted).
+    pub(crate) fn set_init_on(v: Option<(bool, bool)>) {
+        let bits = v.map_or(0, |(a, f)| 4 | usize::from(a) | (usize::from(f) << 1));
+        INIT_ON.store(bits, SeqCst);
+    }
+
+    /// What [`set_init_on`] set.
+    pub(crate) fn init_on() -> Option<(bool, bool)> {
+        let bits = INIT_ON.load(SeqCst);
+        (bits & 4 != 0).then_some((bits & 1 != 0, bits & 2 != 0))
+    }
 
     /// Calls the installed hook, if any. See [`inject!`](super::inject).
     pub(crate) fn hit(cache: *const u8, point: Point) -> bool {

@@ -19,28 +19,32 @@
 //! ## Fast paths: no lock, no bus-locked atomic, interrupts left on
 //!
 //! Allocation pops the head of the CPU's free list; free pushes onto it when the object
-//! belongs to the CPU's active slab. Both read a per-cpu transaction id first, then the
-//! list head, and commit with a single `cmpxchg16b` on the (freelist, tid) pair, `%gs`
-//! relative and without `lock` ([`arch`]). One instruction cannot be split by an
-//! interrupt or a preemption; any change of the CPU's state in between (an interrupt
-//! that allocated, a preemption, a migration to another CPU) advances or differs in the
-//! tid — tids carry the CPU number in their low bits and step by `NR_CPUS` rounded up to
-//! a power of two — so the exchange fails and the path starts over. That is SLUB's
-//! lockless fast path: correct under preemption, interrupts and migration, with nothing
-//! to disable or restore.
+//! belongs to the CPU's active slab. Both take the address of one CPU's copy of that state
+//! (`raw_cpu_ptr()`), read its transaction id first, then the list head (and the active
+//! slab or its node) through the same pointer, and commit with a single `cmpxchg16b` on
+//! the (freelist, tid) pair, `%gs` relative and without `lock` ([`arch`]). One
+//! instruction cannot be split by an interrupt or a preemption; any change of the CPU's
+//! state in between (an interrupt that allocated, a preemption, a migration to another
+//! CPU) advances or differs in the tid — tids carry the CPU number in their low bits and
+//! step by `NR_CPUS` rounded up to a power of two — so the exchange fails and the path
+//! starts over. Because every value read comes from the CPU whose tid the commit checks,
+//! a task that migrates between its reads cannot commit a decision made on another
+//! CPU's state. That is SLUB's lockless fast path: correct under preemption, interrupts
+//! and migration, with nothing to disable or restore.
 //!
 //! Why not the alternatives: an interrupt-off section (`local_irq_save`/`restore`)
 //! costs about as many instructions, but holds interrupts off, `popf` is a multi-µop
 //! instruction, and from a module it would be a call into C; a preempt-off section alone
 //! is wrong, since interrupt and softirq handlers allocate too; a per-cpu local lock
 //! (what SLUB's sheaves use) costs more instructions. The reasons are worked out in
-//! `Documentation/design.rst`, the figures in `Documentation/benchmarks.rst` (17
-//! instructions per allocation, 24 per free).
+//! `Documentation/design.rst`, the figures in `Documentation/benchmarks.rst` (22
+//! instructions per allocation, 30 per free, call and return included).
 //!
 //! ## Slow paths
 //!
 //! They are called from task and softirq context (the node lock is a `spinlock_t`, as
-//! SLUB's `list_lock`), and run with interrupts off on the current CPU ([`shim::IrqDisabled`]) while they
+//! SLUB's `list_lock`; `PREEMPT_RT` kernels are refused at load), and run with interrupts
+//! off on the current CPU ([`shim::IrqDisabled`]) while they
 //! touch that CPU's active slab, and with interrupts back on while a new slab comes from
 //! the page allocator (which may sleep). An empty CPU free list is refilled, in order,
 //! from objects other CPUs freed into the active slab, from the local node's partial
@@ -52,7 +56,15 @@
 //! moves between lists (full to partial, partial to empty) is the node lock taken. An
 //! empty slab goes back to the page allocator only if its node already keeps
 //! `min_partial` other partial slabs. Shrinking and destroying flush each CPU's active
-//! slab from a worker on that CPU ([`shim::run_on_each_cpu`]).
+//! slab from a worker on that CPU, on a `WQ_MEM_RECLAIM` workqueue of the module's own
+//! ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink.
+//!
+//! An explicit node is tried alone first, without sleeping; then the other nodes'
+//! partial slabs come before a new slab elsewhere; a node without memory is no
+//! constraint. Every allocation made for a caller passes on the caller's reclaim bits
+//! ([`gfp`]). No free path touches the cache after the update that frees its object,
+//! except to release a node lock that destruction takes before it counts: a cache may
+//! be destroyed while its last objects are being freed.
 //!
 //! ## Lock order
 //!
@@ -61,6 +73,10 @@
 //! 3. a node's partial-list spinlock (always taken with interrupts off);
 //! 4. a slab's (freelist, counters) unit: not a lock, a `lock cmpxchg16b`, taken under
 //!    or without 3.
+//!
+//! Pages may go back to the page allocator under 3. Flushing the CPUs (shrink, destroy)
+//! takes `cpus_read_lock()` and then the shim's flush mutex, holding none of 1 to 3, and
+//! waits for the workers, which take 2 and 3.
 //!
 //! No path holds two node locks, and none takes the registry mutex under a spinlock.
 

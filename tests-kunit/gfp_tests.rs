@@ -11,7 +11,7 @@ mod tests {
     use crate::{
         cache::{CacheArgs, CacheCore},
         gfp::Gfp,
-        inject::{install, Point},
+        inject::{install, set_init_on, Point},
         layout,
         registry::Cache,
         stats::Stat,
@@ -107,12 +107,14 @@ mod tests {
     #[test]
     fn init_on_alloc_and_init_on_free() {
         const SIZE: u32 = 96;
-        let c = Cache::create(&args(c"rslub_test_init_on", SIZE)).expect("cache");
+        set_init_on(Some((false, true)));
+        let c = Cache::create(&args(c"rslub_test_init_on_free", SIZE));
+        set_init_on(None);
+        let c = c.expect("cache");
         let free_offset = c.layout().free_offset as usize;
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         // SAFETY: a live object of SIZE bytes.
         unsafe { core::ptr::write_bytes(p as *mut u8, 0xff, SIZE as usize) };
-        c.set_init_on(false, true);
         free(&c, p);
         // The freed object's memory, but for its free pointer, is zero.
         // SAFETY: `p` is a free object in a live slab of `c`: mapped, and only this test
@@ -122,7 +124,16 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, &x)| x == 0 || (free_offset..free_offset + 8).contains(&i)));
-        c.set_init_on(true, false);
+        assert!(c.destroy().is_ok());
+        set_init_on(Some((true, false)));
+        let c = Cache::create(&args(c"rslub_test_init_on_alloc", SIZE));
+        set_init_on(None);
+        let c = c.expect("cache");
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        // SAFETY: a live object of SIZE bytes.
+        unsafe { core::ptr::write_bytes(p as *mut u8, 0xff, SIZE as usize) };
+        free(&c, p);
+        // The same object comes back (this CPU's list is LIFO), zeroed.
         let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         assert!(is_zero(q, SIZE as usize));
         free(&c, q);

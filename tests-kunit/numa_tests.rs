@@ -104,11 +104,11 @@ mod tests {
             want.push(n, GFP_KERNEL).expect("memory");
         }
         want.sort_unstable_by_key(|&n| (distance(local, n), n));
-        let got = seen.lock();
         let mut dists: KVec<i32> = KVec::new();
         for &n in want.iter() {
             dists.push(distance(local, n), GFP_KERNEL).expect("memory");
         }
+        let got = seen.lock();
         kernel::kunit::info(fmt!(
             "    # nodes walked from node {}: {:?}, at distances {:?}\n",
             local,
