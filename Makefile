@@ -18,7 +18,7 @@
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES MEMLESS PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
+export VARIANT CPUS NODES MEMLESS UPDATE_README PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
 
 .PHONY: all setup kernel modules test run shell check bench clean
 all: modules

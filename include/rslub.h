@@ -33,12 +33,16 @@ struct rslub_cache *rslub_cache_create(const char *name, unsigned int size,
  */
 int rslub_cache_destroy(struct rslub_cache *s);
 
-/* An object, or NULL when memory is short. Any context, as @gfp allows. */
+/*
+ * An object, or NULL when memory is short. Any context, as @gfp allows; __GFP_ZERO
+ * zeroes the object.
+ */
 void *rslub_cache_alloc(struct rslub_cache *s, gfp_t gfp);
 
 /*
  * An object from node @node (NUMA_NO_NODE: any, the local one preferred), or NULL when
- * memory is short or @node is not an online node.
+ * memory is short or @node is not an online node. A node without memory is no
+ * constraint (the nearest node with memory serves), as with kmem_cache_alloc_node().
  */
 void *rslub_cache_alloc_node(struct rslub_cache *s, gfp_t gfp, int node);
 

@@ -133,6 +133,9 @@ def main():
         print("FAIL: no test ran")
     print(f"logs: {a.rundir}")
     print(f"{passed} passed, {failed} failed")
+    with open(os.path.join(a.rundir, "verdict.json"), "w") as f:
+        json.dump({"passed": passed, "failed": failed, "skipped": skipped_cases,
+                   "suites": {s: results.get(s) for s in a.suites}}, f)
     return 0 if failed == 0 and passed > 0 else 1
 
 

@@ -13,7 +13,8 @@
 # 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
-# options, passed through virtme-ng).
+# options, passed through virtme-ng), UPDATE_README (1: a green test run writes its count
+# into README.md).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -177,5 +178,11 @@ done
 if [ "$rc" -eq 124 ]; then
 	log "the guest timed out after $TIMEOUT s"
 fi
+status=0
 python3 "$RSLUB_TOP/scripts/ktap.py" --kunit "$ksrc/tools/testing/kunit/kunit.py" \
-	--rundir "$rundir" "${suites[@]}"
+	--rundir "$rundir" "${suites[@]}" || status=$?
+# UPDATE_README=1: a green run writes its count into README.md (produced, not typed).
+if [ "$status" -eq 0 ] && [ "${UPDATE_README:-0}" = 1 ]; then
+	python3 "$RSLUB_TOP/scripts/readme_count.py" "$RSLUB_TOP/README.md" "$rundir" "$where"
+fi
+exit "$status"

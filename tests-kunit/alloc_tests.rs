@@ -10,6 +10,7 @@ use kernel::prelude::*;
 mod tests {
     use crate::{
         cache::{CacheArgs, Ctor, RemoteWalk, NO_NODE},
+        common::{args, slabs},
         gfp::Gfp,
         layout::HWCACHE_ALIGN,
         mm,
@@ -24,16 +25,6 @@ mod tests {
     };
     use kernel::{cpu::CpuId, error::code::*, prelude::*};
 
-    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
-        CacheArgs {
-            name,
-            size,
-            align: 0,
-            flags: 0,
-            ctor: None,
-        }
-    }
-
     /// Runs `f` in this test's task, moved to CPU `cpu` (so that KUnit sees the
     /// assertions), then lets the task run anywhere again.
     fn on(cpu: u32, f: impl FnOnce()) {
@@ -41,11 +32,6 @@ mod tests {
         pin_current(Some(id)).expect("pin");
         f();
         pin_current(None).expect("unpin");
-    }
-
-    /// Total slabs of the cache over all nodes.
-    fn slabs(c: &Cache) -> i64 {
-        online_nodes().map(|n| c.node_counts(n).0).sum()
     }
 
     #[test]

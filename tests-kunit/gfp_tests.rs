@@ -9,39 +9,17 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_gfp)]
 mod tests {
     use crate::{
-        cache::{CacheArgs, CacheCore},
+        cache::NO_NODE,
+        common::{alloc_n, args, free, free_all, pin, slabs, unpin},
         gfp::Gfp,
         inject::{install, set_init_on, Point},
         layout,
         registry::Cache,
         stats::Stat,
-        test_shim::pin_current,
         topology::online_nodes,
     };
-    use core::{
-        ptr::NonNull,
-        sync::atomic::{AtomicU32, Ordering::SeqCst},
-    };
-    use kernel::{cpu::CpuId, error::code::ENOMEM, new_spinlock, prelude::*};
-
-    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
-        CacheArgs {
-            name,
-            size,
-            align: 0,
-            flags: 0,
-            ctor: None,
-        }
-    }
-
-    fn free(c: &CacheCore, p: usize) {
-        // SAFETY: the suites pass objects they allocated from `c` and free once.
-        unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
-    }
-
-    fn slabs(c: &CacheCore) -> i64 {
-        online_nodes().map(|n| c.node_counts(n).0).sum()
-    }
+    use core::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    use kernel::{error::code::ENOMEM, new_spinlock, prelude::*};
 
     /// Whether the `size` bytes at `p` are all zero.
     fn is_zero(p: usize, size: usize) -> bool {
@@ -55,21 +33,17 @@ mod tests {
     /// hands it out (fast path, refill from the slab, partial slab, new slab, bulk).
     #[test]
     fn zeroing_allocations_return_zeroed_objects() {
-        pin_current(Some(CpuId::from_u32(0).expect("cpu"))).expect("pin");
+        pin(0);
         const SIZE: u32 = 200;
         let c = Cache::create(&args(c"rslub_test_zero", SIZE)).expect("cache");
         let n = 2 * c.layout().objects as usize + 3;
         let zero = Gfp::KERNEL.with(Gfp::ZERO);
-        let mut objs: KVec<usize> = KVec::new();
-        for _ in 0..n {
-            let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
-            // SAFETY: a fresh object of SIZE bytes.
-            unsafe { core::ptr::write_bytes(p as *mut u8, 0xa5, SIZE as usize) };
-            objs.push(p, GFP_KERNEL).expect("memory");
-        }
+        let mut objs = alloc_n(&c, n, NO_NODE);
         for &p in objs.iter() {
-            free(&c, p);
+            // SAFETY: a live object of SIZE bytes.
+            unsafe { core::ptr::write_bytes(p as *mut u8, 0xa5, SIZE as usize) };
         }
+        free_all(&c, &objs);
         objs.clear();
         for _ in 0..n {
             let p = c.alloc(zero).expect("object").as_ptr() as usize;
@@ -97,7 +71,7 @@ mod tests {
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         assert!(crate::shim::init_on_alloc() || !is_zero(p, SIZE as usize));
         free(&c, p);
-        pin_current(None).expect("unpin");
+        unpin();
         assert!(c.destroy().is_ok());
     }
 

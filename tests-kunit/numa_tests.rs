@@ -10,76 +10,33 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_numa)]
 mod tests {
     use crate::{
-        cache::{CacheArgs, CacheCore},
+        cache::NO_NODE,
+        common::{alloc_n, args, free, free_all, have_two_nodes, other_memory_node, pin, unpin},
         gfp::Gfp,
         inject::{install, Point},
         params::{Params, RawParams},
         registry::Cache,
         shim,
         stats::Stat,
-        test_shim::{node_of, pin_current, skip},
-        topology::{online_nodes, Topology},
+        test_shim::{node_of, skip},
+        topology::online_nodes,
     };
-    use core::{
-        ptr::NonNull,
-        sync::atomic::{AtomicU32, Ordering::SeqCst},
-    };
-    use kernel::{bindings, cpu::CpuId, new_spinlock, prelude::*};
-
-    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
-        CacheArgs {
-            name,
-            size,
-            align: 0,
-            flags: 0,
-            ctor: None,
-        }
-    }
-
-    fn free(c: &CacheCore, p: usize) {
-        // SAFETY: the suites pass objects they allocated from `c` and free once.
-        unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
-    }
-
-    fn free_all(c: &CacheCore, objs: &[usize]) {
-        for &p in objs {
-            free(c, p);
-        }
-    }
-
-    fn pin0() {
-        pin_current(Some(CpuId::from_u32(0).expect("cpu"))).expect("pin");
-    }
-
-    fn unpin() {
-        pin_current(None).expect("unpin");
-    }
+    use core::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    use kernel::{bindings, new_spinlock, prelude::*};
 
     fn distance(from: u32, to: u32) -> i32 {
         // SAFETY: both are online node ids.
         unsafe { bindings::__node_distance(from as i32, to as i32) }
     }
 
-    /// Online nodes with memory other than `local`.
-    fn other_memory_nodes(local: u32) -> KVec<u32> {
-        let mut v = KVec::new();
-        for n in online_nodes() {
-            if n != local && shim::node_has_memory(n as i32) {
-                v.push(n, GFP_KERNEL).expect("memory");
-            }
-        }
-        v
-    }
-
     /// One remote walk from CPU 0's node looks at every other online node once, in
     /// increasing `node_distance()` (ties by id), as the firmware's distance table says.
     #[test]
     fn remote_walk_goes_nearest_first() {
-        if Topology::read().online_nodes < 2 {
-            skip(c"needs 2 NUMA nodes");
+        if !have_two_nodes() {
             return;
         }
-        pin0();
+        pin(0);
         let local = shim::numa_mem_id().unsigned_abs();
         let c = Cache::create(&args(c"rslub_test_near", 1024)).expect("cache");
         c.set_remote_node_defrag_ratio(1024);
@@ -127,8 +84,7 @@ mod tests {
     /// than a million runs).
     #[test]
     fn remote_node_defrag_ratio_is_a_probability() {
-        if Topology::read().online_nodes < 2 {
-            skip(c"needs 2 NUMA nodes");
+        if !have_two_nodes() {
             return;
         }
         // One object per slab: every allocation is a refill.
@@ -148,11 +104,7 @@ mod tests {
         for (ratio, lo, hi) in [(1u32, 0u64, 30u64), (512, 300, 730), (1023, 990, 1024)] {
             c.set_remote_node_defrag_ratio(ratio);
             let before = c.stats();
-            let mut objs: KVec<usize> = KVec::new();
-            for _ in 0..N {
-                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
-                objs.push(p, GFP_KERNEL).expect("memory");
-            }
+            let objs = alloc_n(&c, N as usize, NO_NODE);
             let d = c.stats().since(&before);
             let walked = d.get(Stat::RemoteWalk);
             // Every refill found no partial slab anywhere and decided whether to walk
@@ -179,11 +131,10 @@ mod tests {
     /// partial slabs are its own reserve).
     #[test]
     fn remote_partial_slabs_are_taken_only_above_min_partial() {
-        pin0();
+        pin(0);
         let local = shim::numa_mem_id().unsigned_abs();
-        let Some(&far) = other_memory_nodes(local).first() else {
+        let Some(far) = other_memory_node(local) else {
             unpin();
-            skip(c"needs 2 NUMA nodes with memory");
             return;
         };
         let c = Cache::create(&args(c"rslub_test_min_partial_rule", 1024)).expect("cache");
@@ -249,7 +200,7 @@ mod tests {
             skip(c"needs an online node without memory (make test NODES=4 boots one)");
             return;
         };
-        pin0();
+        pin(0);
         let c = Cache::create(&args(c"rslub_test_memless", 256)).expect("cache");
         let per_slab = c.layout().objects as usize;
         let n = 4 * per_slab;
@@ -281,11 +232,10 @@ mod tests {
     /// taken before any new slab.
     #[test]
     fn exhausted_node_falls_back_to_partial_slabs_of_other_nodes() {
-        pin0();
+        pin(0);
         let local = shim::numa_mem_id().unsigned_abs();
-        let Some(&far) = other_memory_nodes(local).first() else {
+        let Some(far) = other_memory_node(local) else {
             unpin();
-            skip(c"needs 2 NUMA nodes with memory");
             return;
         };
         let c = Cache::create(&args(c"rslub_test_exhausted", 512)).expect("cache");
@@ -293,11 +243,7 @@ mod tests {
         c.set_remote_node_defrag_ratio(1024);
         let per_slab = c.layout().objects as usize;
         // A partial slab on the local node.
-        let mut objs: KVec<usize> = KVec::new();
-        for _ in 0..per_slab + 1 {
-            let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
-            objs.push(p, GFP_KERNEL).expect("memory");
-        }
+        let objs = alloc_n(&c, per_slab + 1, NO_NODE);
         free(&c, objs[0]);
         let attempts = AtomicU32::new(0);
         let thisnode_tries = AtomicU32::new(0);

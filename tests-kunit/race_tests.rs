@@ -9,7 +9,8 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_race)]
 mod tests {
     use crate::{
-        cache::{CacheArgs, CacheCore},
+        cache::{CacheCore, NO_NODE},
+        common::{alloc_n, args, free, free_all, have_two_cpus, have_two_nodes},
         gfp::Gfp,
         inject::{install, Point},
         mm,
@@ -19,23 +20,9 @@ mod tests {
             cpu_of_node, in_reclaim_scope, mdelay, msleep, node_of, pin_current, skip,
             tainted_warn, Thread,
         },
-        topology::Topology,
     };
-    use core::{
-        ptr::NonNull,
-        sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst},
-    };
-    use kernel::{cpu::CpuId, prelude::*};
-
-    fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
-        CacheArgs {
-            name,
-            size,
-            align: 0,
-            flags: 0,
-            ctor: None,
-        }
-    }
+    use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+    use kernel::cpu::CpuId;
 
     fn cpu(n: u32) -> CpuId {
         CpuId::from_u32(n).expect("cpu")
@@ -46,12 +33,6 @@ mod tests {
         pin_current(Some(to)).expect("migrate");
     }
 
-    /// Frees `p`, allocated from `c`.
-    fn free(c: &CacheCore, p: usize) {
-        // SAFETY: the suites pass objects they allocated from `c` and free once.
-        unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
-    }
-
     /// The free fast path reads the transaction id on one CPU; the task then migrates,
     /// reads the active slab of another CPU (the object's slab), and comes back before
     /// committing. Every value the commit relies on must come from the CPU whose
@@ -59,8 +40,7 @@ mod tests {
     /// list, which holds objects of that CPU's active slab only.
     #[test]
     fn free_fast_path_reads_one_cpu_only() {
-        if Topology::read().online_cpus < 2 {
-            skip(c"needs 2 online CPUs");
+        if !have_two_cpus() {
             return;
         }
         let c = Cache::create(&args(c"rslub_test_race_free", 64)).expect("cache");
@@ -117,8 +97,7 @@ mod tests {
     /// which is on another node.
     #[test]
     fn alloc_node_fast_path_reads_one_cpu_only() {
-        if Topology::read().online_nodes < 2 {
-            skip(c"needs 2 NUMA nodes with CPUs");
+        if !have_two_nodes() {
             return;
         }
         let (Some(a), Some(b)) = (cpu_of_node(0), cpu_of_node(1)) else {
@@ -155,9 +134,7 @@ mod tests {
         pin_current(None).expect("unpin");
         assert!(step.load(SeqCst) >= 1);
         assert_eq!(node_of(p), 1);
-        for o in [on_b, on_a, p] {
-            free(&c, o);
-        }
+        free_all(&c, &[on_b, on_a, p]);
         assert!(c.destroy().is_ok());
     }
 
@@ -167,8 +144,7 @@ mod tests {
     /// going back: it waits for the free, sees no live object, and frees everything.
     #[test]
     fn destroy_waits_for_a_free_emptying_a_slab() {
-        if Topology::read().online_cpus < 2 {
-            skip(c"needs 2 online CPUs");
+        if !have_two_cpus() {
             return;
         }
         let c = Cache::create(&args(c"rslub_test_race_destroy", 256)).expect("cache");
@@ -176,19 +152,13 @@ mod tests {
         let per_slab = c.layout().objects as usize;
         // A full slab S on no list, then one object of the next slab (CPU 0's active).
         move_to(cpu(0));
-        let mut objs: KVec<usize> = KVec::new();
-        for _ in 0..per_slab + 1 {
-            let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
-            objs.push(p, GFP_KERNEL).expect("memory");
-        }
+        let mut objs = alloc_n(&c, per_slab + 1, NO_NODE);
         let last = objs.pop().expect("one");
         free(&c, last);
         // Free all of S but `x` from CPU 1: S is partial, with one live object.
         let x = objs.pop().expect("one");
         move_to(cpu(1));
-        for &p in objs.iter() {
-            free(&c, p);
-        }
+        free_all(&c, &objs);
         move_to(cpu(0));
 
         let go = AtomicBool::new(false);

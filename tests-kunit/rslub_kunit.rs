@@ -43,6 +43,7 @@ mod stats;
 mod topology;
 
 // Helpers only the suites use.
+mod common;
 mod test_shim;
 
 // The suites.
