@@ -44,7 +44,9 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 ///
 /// `freelist` and `tid` form the 16-byte unit the fast paths swap with one `cmpxchg16b`;
 /// `slab` and `node` change only in the slow paths, with interrupts off, and every such
-/// change also advances `tid`.
+/// change also advances `tid`. A fast path reads `tid` first and the other fields after
+/// it, all from the copy of one CPU (through one `raw_cpu_ptr()`): its commit on the CPU
+/// it then runs on succeeds only if that is the same CPU and nothing changed since.
 ///
 /// # Invariants
 ///
