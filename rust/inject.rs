@@ -132,6 +132,20 @@ mod hooks {
         _f: PhantomData<&'a ()>,
     }
 
+    /// Removes the hook `p` if it is still the installed one, and waits until no call of
+    /// it is in progress. Run by [`Installed::drop`], and at the end of the test that
+    /// installed it (a failed assertion ends the test's thread without running `drop`).
+    ///
+    /// # Safety
+    ///
+    /// Only compares `p` with the installed hook; never dereferences it.
+    unsafe extern "C" fn uninstall(p: *mut core::ffi::c_void) {
+        let _ = HOOK.compare_exchange(p.cast(), ptr::null_mut(), SeqCst, SeqCst);
+        while ACTIVE.load(SeqCst) != 0 {
+            core::hint::spin_loop();
+        }
+    }
+
     /// Installs `f` as the hook: it is called with the cache's address (as
     /// `CacheCore::id` gives it) and the point, in
     /// whatever context the point is reached, until the returned value is dropped. Fails
@@ -161,6 +175,9 @@ mod hooks {
         let p: *mut Hook = &mut *hook;
         HOOK.compare_exchange(ptr::null_mut(), p, SeqCst, SeqCst)
             .map_err(|_| EBUSY)?;
+        // SAFETY: `uninstall` only compares `p`; it runs when the test ends, after the
+        // test's thread (whose stack holds `f`) has stopped calling anything.
+        unsafe { crate::test_shim::defer(uninstall, p.cast()) }?;
         Ok(Installed {
             hook,
             _f: PhantomData,
@@ -170,10 +187,8 @@ mod hooks {
     impl Drop for Installed<'_> {
         fn drop(&mut self) {
             let p: *mut Hook = &mut *self.hook;
-            let _ = HOOK.compare_exchange(p, ptr::null_mut(), SeqCst, SeqCst);
-            while ACTIVE.load(SeqCst) != 0 {
-                core::hint::spin_loop();
-            }
+            // SAFETY: `uninstall` only compares `p`.
+            unsafe { uninstall(p.cast()) };
         }
     }
 }

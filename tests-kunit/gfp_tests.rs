@@ -151,7 +151,8 @@ mod tests {
             c.alloc(caller).expect("object").as_ptr() as usize
         };
         let d = c.stats().since(&before);
-        let a = attempts.lock();
+        // Out of the lock before any assertion: a failed one ends the test thread.
+        let a = core::mem::take(&mut *attempts.lock());
         assert_eq!(a.len(), 2);
         let (pref, min) = (a[0], a[1]);
         assert_eq!(pref.order, l.order);
@@ -160,7 +161,6 @@ mod tests {
         assert_eq!(min.order, min_order);
         // The caller's flags, but `__GFP_ZERO` (objects are zeroed one by one).
         assert_eq!(min.gfp, caller.without(Gfp::ZERO).raw());
-        drop(a);
         assert_eq!(d.get(Stat::NewSlab), 1);
         assert_eq!(d.get(Stat::OrderFallback), 1);
         // The slab has the objects of the smaller order.

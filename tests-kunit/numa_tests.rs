@@ -65,7 +65,8 @@ mod tests {
         for &n in want.iter() {
             dists.push(distance(local, n), GFP_KERNEL).expect("memory");
         }
-        let got = seen.lock();
+        // Out of the lock before any assertion: a failed one ends the test thread.
+        let got = core::mem::take(&mut *seen.lock());
         kernel::kunit::info(fmt!(
             "    # nodes walked from node {}: {:?}, at distances {:?}\n",
             local,
@@ -73,7 +74,6 @@ mod tests {
             &dists[..]
         ));
         assert_eq!(&got[..], &want[..]);
-        drop(got);
         free(&c, p);
         assert!(c.destroy().is_ok());
     }

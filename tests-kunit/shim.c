@@ -37,6 +37,7 @@ void rslub_test_wait_for_stop(void);
 struct rslub_test_tick *rslub_test_tick_start(void (*fn)(void *), void *arg, int cpu);
 void rslub_test_tick_stop(struct rslub_test_tick *k);
 void rslub_test_skip(const char *reason);
+int rslub_test_defer(void (*fn)(void *), void *arg);
 struct task_struct *rslub_test_thread_start_unbound(int (*fn)(void *), void *arg);
 int rslub_test_move_task(struct task_struct *t, int cpu);
 void rslub_test_usleep(unsigned int us);
@@ -121,6 +122,21 @@ void rslub_test_skip(const char *reason)
 
 	if (test)
 		kunit_mark_skipped(test, "%s", reason);
+}
+
+/*
+ * Runs fn(arg) when the running KUnit test ends, also when a failed assertion ends its
+ * thread early (no Rust destructor runs then). 0, or -errno (and fn(arg) was run now).
+ */
+int rslub_test_defer(void (*fn)(void *), void *arg)
+{
+	struct kunit *test = kunit_get_current_test();
+
+	if (!test) {
+		fn(arg);
+		return -EINVAL;
+	}
+	return kunit_add_action_or_reset(test, fn, arg);
 }
 
 int rslub_test_cpu_to_node(int cpu)

@@ -30,6 +30,10 @@ mod ffi {
         ) -> *mut c_void;
         pub(super) fn rslub_test_tick_stop(k: *mut c_void);
         pub(super) fn rslub_test_skip(reason: *const kernel::ffi::c_char);
+        pub(super) fn rslub_test_defer(
+            f: unsafe extern "C" fn(*mut c_void),
+            arg: *mut c_void,
+        ) -> i32;
         pub(super) fn rslub_test_thread_start_unbound(
             f: unsafe extern "C" fn(*mut c_void) -> i32,
             arg: *mut c_void,
@@ -238,6 +242,18 @@ impl Drop for Tick {
 pub(crate) fn skip(reason: &CStr) {
     // SAFETY: `reason` is a valid C string; outside a KUnit test this does nothing.
     unsafe { ffi::rslub_test_skip(reason.as_char_ptr()) };
+}
+
+/// Runs `f(arg)` when the running KUnit test ends, also when a failed assertion ends the
+/// test's thread early, when no destructor runs. Without a running test, runs it now and
+/// fails.
+///
+/// # Safety
+///
+/// `f(arg)` must be sound to call at the end of the test, from the KUnit runner.
+pub(crate) unsafe fn defer(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void) -> Result {
+    // SAFETY: The caller's guarantee.
+    to_result(unsafe { ffi::rslub_test_defer(f, arg) })
 }
 
 /// The NUMA node of `cpu` (`cpu_to_node()`).
