@@ -23,7 +23,7 @@
 //! run the same instructions and give the same figures.
 
 use crate::{
-    api,
+    api, back,
     bench_kmem::{Allocator, Floor, Kernel, Nothing, Rslub},
     cache::{CacheCore, RemoteWalk, NO_NODE},
     params::{Params, RawParams},
@@ -37,6 +37,7 @@ use core::{
     ffi::c_void,
     hint::black_box,
     ptr,
+    ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
 };
 use kernel::{
@@ -397,6 +398,29 @@ pub(crate) fn side_by_side() -> Result {
         drop(k);
         r.destroy();
     }
+    Ok(())
+}
+
+/// What the backing hooks (`rust/hook.c`) add to the allocations of a cache that is not
+/// backed: a kernel cache's alloc+free pair, and a bulk of 16, with the hooks off, then
+/// with them registered (another kernel cache backed by rslub), then off again.
+pub(crate) fn hook_cost() -> Result {
+    let k = Kernel::new(c"bench_hook_plain", 64)?;
+    let other = Kernel::new(c"bench_hook_backed", 64)?;
+    let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), 16, GFP_KERNEL)?;
+    let run = |v: &mut KVec<*mut c_void>| on_cpu(0, || (pair(&k, 2000), bulk(&k, &mut v[..], 100)));
+    let (p0, b0) = run(&mut v);
+    // SAFETY: `other` lives until after the unbacking below.
+    let handle = unsafe { back::KmemCache::from_raw(NonNull::new(other.0).ok_or(EINVAL)?) };
+    back::back(handle)?;
+    let (p1, b1) = run(&mut v);
+    let live = back::unback(handle);
+    back::release_drained();
+    live?;
+    let (p2, b2) = run(&mut v);
+    result!("\"exp\":\"hook_cost\",\"size\":64,\"pair_off\":{p0},\"pair_on\":{p1},\"pair_off_again\":{p2},\"bulk16_off\":{b0},\"bulk16_on\":{b1},\"bulk16_off_again\":{b2}");
+    drop(other);
+    drop(k);
     Ok(())
 }
 

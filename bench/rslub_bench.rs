@@ -14,6 +14,9 @@ use kernel::prelude::*;
 mod api;
 #[path = "../rust/arch.rs"]
 mod arch;
+#[path = "../rust/back.rs"]
+#[expect(dead_code, reason = "the benchmarks back caches by handle only")]
+mod back;
 #[path = "../rust/cache.rs"]
 mod cache;
 #[path = "../rust/debugfs.rs"]
@@ -83,6 +86,7 @@ impl kernel::Module for RslubBench {
             match module_parameters::suite.value() {
                 0 => {
                     bench::side_by_side()?;
+                    bench::hook_cost()?;
                     bench::seed000()?;
                     bench::seed001()?;
                     bench::seed002()?;

@@ -54,6 +54,12 @@ impl SlabPages {
         shim::page_to_nid(self.page)
     }
 
+    /// Whether `page` is one of these pages.
+    pub(crate) fn contains(&self, page: *const bindings::page) -> bool {
+        let first = self.page.as_ptr().cast_const();
+        page >= first && page < first.wrapping_add(1 << self.order)
+    }
+
     /// Points the `private` field of every page at `meta`, for [`slab_of`].
     pub(crate) fn set_owner(&mut self, meta: *const u8) {
         for i in 0..(1usize << self.order) {
@@ -77,6 +83,33 @@ impl Drop for SlabPages {
     }
 }
 
+/// The `struct page` of a direct-map address (`virt_to_page()`), as arithmetic.
+#[inline(always)]
+fn page_of(addr: *const u8) -> *const bindings::page {
+    // SAFETY: `page_offset_base` and `vmemmap_base` are set once during early boot and
+    // never written again.
+    let (direct, vmemmap) = unsafe { (bindings::page_offset_base, bindings::vmemmap_base) };
+    let pfn = (addr as usize).wrapping_sub(direct) >> PAGE_SHIFT;
+    (vmemmap as *const bindings::page).wrapping_add(pfn)
+}
+
+/// The `private` field of the page holding `addr` and that page, for any direct-map
+/// address: what [`SlabPages::set_owner`] recorded if the page is rslub's, anything
+/// otherwise (the caller must validate it). `None` if `addr` is not a direct-map address
+/// of a valid page.
+pub(crate) fn page_private(addr: *const u8) -> Option<(usize, *const bindings::page)> {
+    if !shim::virt_addr_valid(addr) {
+        return None;
+    }
+    let page = page_of(addr);
+    // SAFETY: `addr` is a valid direct-map address (checked), so `page` is its live
+    // `struct page`; `private` is a plain word, read once.
+    let private = unsafe {
+        core::ptr::read_volatile(&raw const (*page).__bindgen_anon_1.__bindgen_anon_1.private)
+    };
+    Some((private as usize, page))
+}
+
 /// The slab metadata pointer recorded by [`SlabPages::set_owner`] for the page holding
 /// `addr`.
 ///
@@ -86,11 +119,7 @@ impl Drop for SlabPages {
 /// one of its caches and not yet freed).
 #[inline(always)]
 pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
-    // SAFETY: `page_offset_base` and `vmemmap_base` are set once during early boot and
-    // never written again.
-    let (direct, vmemmap) = unsafe { (bindings::page_offset_base, bindings::vmemmap_base) };
-    let pfn = (addr as usize - direct) >> PAGE_SHIFT;
-    let page = (vmemmap as *const bindings::page).wrapping_add(pfn);
+    let page = page_of(addr);
     // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
     // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
     // we set.

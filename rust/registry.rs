@@ -11,9 +11,10 @@ use crate::{
 };
 use core::{mem::ManuallyDrop, ops::Deref, pin::Pin, ptr::NonNull};
 use kernel::{
-    debugfs::Dir,
+    debugfs::{Dir, File},
     error::code::{EEXIST, EINVAL},
     prelude::*,
+    uaccess::UserSliceReader,
 };
 
 /// A registered cache and its debugfs files.
@@ -30,6 +31,7 @@ unsafe impl Send for Entry {}
 pub(crate) struct Registry {
     params: Option<Params>,
     root: Option<Dir>,
+    back_file: Option<Pin<KBox<File<()>>>>,
     caches: KVec<Entry>,
 }
 
@@ -38,6 +40,7 @@ kernel::sync::global_lock! {
     unsafe(uninit) static REGISTRY: Mutex<Registry> = Registry {
         params: None,
         root: None,
+        back_file: None,
         caches: KVec::new(),
     };
 }
@@ -55,21 +58,65 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
     shim::init()?;
     // SAFETY: Called once, before any use (caller).
     unsafe { REGISTRY.init() };
+    // SAFETY: Called once, before any use (caller).
+    unsafe { crate::back::init() };
     let mut reg = REGISTRY.lock();
     reg.params = Some(params);
-    reg.root = Some(Dir::new(debugfs_name));
+    let root = Dir::new(debugfs_name);
+    // The `back` file: which kernel caches rslub backs; writing backs or unbacks one.
+    let back_file = KBox::pin_init(
+        root.read_write_callback_file(c"back", (), &show_back, &store_back),
+        GFP_KERNEL,
+    );
+    reg.back_file = back_file.ok();
+    reg.root = Some(root);
     Ok(())
+}
+
+fn show_back(_: &(), f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+    crate::back::show(f)
+}
+
+/// `name` backs the kernel cache `name`, `-name` unbacks it, `drain` destroys the rslub
+/// caches of unbacked caches whose objects are all freed.
+fn store_back(_: &(), r: &mut UserSliceReader) -> Result {
+    let mut buf = [0u8; 64];
+    let n = r.len();
+    if n == 0 || n >= buf.len() {
+        return Err(EINVAL);
+    }
+    r.read_slice(&mut buf[..n])?;
+    let s = core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?.trim();
+    if s == "drain" {
+        crate::back::release_drained();
+        return Ok(());
+    }
+    let (unback, name) = match s.strip_prefix('-') {
+        Some(name) => (true, name),
+        None => (false, s),
+    };
+    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
+        return Err(EINVAL);
+    }
+    let name = kernel::str::CString::try_from_fmt(fmt!("{name}"))?;
+    if unback {
+        crate::back::unback_name(&name).map(|_| ())
+    } else {
+        crate::back::back_name(&name)
+    }
 }
 
 /// Removes the debugfs files; called when the module goes away. A cache its creator never
 /// destroyed is reported and left as it is (its memory may still be in use).
 pub(crate) fn exit() {
+    crate::back::exit();
     let mut reg = REGISTRY.lock();
     for e in reg.caches.drain_all() {
         // SAFETY: Registered caches are live while the lock is held.
         let name = unsafe { e.core.as_ref() }.name();
         pr_warn!("cache {name} was never destroyed; leaving it in place\n");
     }
+    reg.back_file = None;
     reg.root = None;
     drop(reg);
     shim::exit();

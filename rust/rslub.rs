@@ -66,8 +66,18 @@
 //! except to release a node lock that destruction takes before it counts: a cache may
 //! be destroyed while its last objects are being freed.
 //!
+//! ## Backing kernel caches
+//!
+//! [`back`] makes an rslub cache serve an existing kernel `kmem_cache`: `rust/hook.c`
+//! redirects the kmem_cache entry points with ftrace (`FTRACE_OPS_FL_IPMODIFY`, as
+//! livepatch), allocations of backed caches to rslub, frees of rslub's objects (found
+//! from their page, [`slab::owner_of`]) to the rslub cache that owns them. See
+//! `Documentation/backing.rst`.
+//!
 //! ## Lock order
 //!
+//! 0. the backing mutex ([`back`]), then (creating or destroying the rslub cache of a
+//!    backing) 1, or the table mutex of `rust/hook.c`;
 //! 1. the registry mutex ([`registry`]), only to create, destroy or list caches;
 //! 2. interrupts off on this CPU (the slow paths' hold on the CPU's active slab);
 //! 3. a node's partial-list spinlock (always taken with interrupts off);
@@ -84,6 +94,7 @@ use kernel::prelude::*;
 
 mod api;
 mod arch;
+mod back;
 mod cache;
 mod debugfs;
 mod gfp;
@@ -127,6 +138,11 @@ module! {
     },
 }
 
+extern "C" {
+    /// The `back=` parameter (`rust/param.c`): the Rust `module!` macro has no strings.
+    fn rslub_back_param() -> *const kernel::ffi::c_char;
+}
+
 /// The loaded module.
 struct Rslub;
 
@@ -142,6 +158,14 @@ impl kernel::Module for Rslub {
         let topo = topology::Topology::read();
         // SAFETY: Called once, here, before anything else uses the registry.
         unsafe { registry::init(params, c"rslub") }?;
+        // SAFETY: `rslub_back_param()` returns the module's string parameter, NUL
+        // terminated, which lives as long as the module.
+        let names = unsafe { CStr::from_char_ptr(rslub_back_param()) };
+        if let Err(e) = back::back_all(names) {
+            pr_err!("invalid parameter back={names}: see the message above\n");
+            registry::exit();
+            return Err(e);
+        }
         pr_info!("loaded: {}\n", params.effective(topo.scaling_cpus()));
         pr_info!(
             "machine: {} CPUs ({} possible), {} NUMA nodes online\n",

@@ -22,6 +22,7 @@ unsigned int rslub_cache_line_size(void);
 bool rslub_init_on_alloc(void);
 bool rslub_init_on_free(void);
 bool rslub_debug_pagealloc_enabled(void);
+bool rslub_virt_addr_valid(const void *addr);
 void *rslub_page_address(struct page *page);
 int rslub_page_to_nid(const struct page *page);
 unsigned long rslub_irq_save(void);

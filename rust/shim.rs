@@ -26,6 +26,7 @@ mod ffi {
         pub(super) fn rslub_init_on_alloc() -> bool;
         pub(super) fn rslub_init_on_free() -> bool;
         pub(super) fn rslub_debug_pagealloc_enabled() -> bool;
+        pub(super) fn rslub_virt_addr_valid(addr: *const c_void) -> bool;
         pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_irq_save() -> usize;
@@ -111,6 +112,12 @@ pub(crate) fn debug_pagealloc_enabled() -> bool {
     unsafe { ffi::rslub_debug_pagealloc_enabled() }
 }
 
+/// Whether `addr` is a direct-map address of a valid page (`virt_addr_valid()`).
+pub(crate) fn virt_addr_valid(addr: *const u8) -> bool {
+    // SAFETY: `virt_addr_valid()` is arithmetic and a `pfn_valid()` lookup, for any value.
+    unsafe { ffi::rslub_virt_addr_valid(addr.cast()) }
+}
+
 /// Direct-map address of `page` (`page_address()`).
 pub(crate) fn page_address(page: NonNull<bindings::page>) -> NonNull<u8> {
     // SAFETY: `page` is a valid `struct page`; on x86-64 every page is in the direct map,
@@ -151,6 +158,12 @@ impl Drop for IrqDisabled {
         // and with interrupts off the task cannot migrate).
         unsafe { ffi::rslub_irq_restore(self.flags) };
     }
+}
+
+/// Sleeps `ms` milliseconds (`msleep()`). May only be called where sleeping is allowed.
+pub(crate) fn msleep(ms: u32) {
+    // SAFETY: `msleep()` has no precondition beyond a context that may sleep (caller).
+    unsafe { bindings::msleep(ms) };
 }
 
 /// Sets up what the shim needs (the flush workqueue); called once at module load.

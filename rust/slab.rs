@@ -31,6 +31,10 @@ use kernel::{
     sync::atomic::{Atomic, Relaxed},
 };
 
+/// The first word after the state unit of every [`Slab`]: how [`owner_of`] tells rslub's
+/// slab metadata from whatever else a page's `private` field may point at.
+const MAGIC: u64 = u64::from_be_bytes(*b"rslubSLB");
+
 /// Bit of `counters` set while the slab is a CPU's active slab.
 pub(crate) const FROZEN: u64 = 1 << 32;
 /// Bits of `counters` holding `inuse`.
@@ -85,7 +89,9 @@ pub(crate) struct Links {
 pub(crate) struct Slab {
     freelist: Atomic<u64>,
     counters: Atomic<u64>,
-    /// The owning cache (a `CacheCore`); for sanity checks and reports.
+    /// [`MAGIC`].
+    magic: u64,
+    /// The owning cache (a `CacheCore`).
     pub(crate) cache: *const u8,
     /// Node the pages are on.
     pub(crate) node: u32,
@@ -143,6 +149,7 @@ impl Slab {
         let slab = Self {
             freelist: Atomic::new(0),
             counters: Atomic::new(counters(g.objects, true)),
+            magic: MAGIC,
             cache,
             node,
             objects: g.objects,
@@ -245,6 +252,37 @@ impl Slab {
             }
         }
     }
+}
+
+/// The cache (a `CacheCore`) owning `addr`, if `addr` is inside a slab of rslub; null for
+/// any other address: the way back from an object that reached `kfree()` or
+/// `kmem_cache_free()` of a backed cache (see `rust/hook.c`). The page's `private` field
+/// is only trusted when it points at direct-map memory holding [`MAGIC`] and a [`Slab`]
+/// whose pages hold that page.
+pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
+    let Some((private, page)) = crate::mm::page_private(addr) else {
+        return ptr::null();
+    };
+    if private == 0
+        || private % align_of::<Slab>() != 0
+        || !crate::shim::virt_addr_valid(private as *const u8)
+    {
+        return ptr::null();
+    }
+    let slab = private as *const Slab;
+    // SAFETY: `private` is a valid direct-map address, aligned for a `Slab`; the direct map
+    // stays mapped (`debug_pagealloc` is refused at load), so the word is readable
+    // whatever it is. It is only trusted as a `Slab` if it holds the magic.
+    if unsafe { ptr::read_volatile(&raw const (*slab).magic) } != MAGIC {
+        return ptr::null();
+    }
+    // SAFETY: A live `Slab` (the magic is set on creation and the page's `private` is
+    // cleared before its pages go back); `pages` and `cache` never change.
+    let s = unsafe { &*slab };
+    if !s.pages.contains(page) {
+        return ptr::null();
+    }
+    s.cache
 }
 
 /// Writes `next` as the free pointer of `obj`.

@@ -317,6 +317,24 @@ def main():
                  "nodes looked at", groups, ["each node once", "zonelist (old SLUB)"], vals)
         doc.append("\n.. image:: benchmarks/seed003.svg\n")
 
+    hook = [r for r in recs if r.get("exp") == "hook_cost" and r["boot"] == "nodes2"]
+    if hook:
+        r = hook[0]
+        doc.append("Cost of the backing hooks for caches that are not backed\n"
+                   "========================================================\n")
+        doc.append(
+            "While rslub backs any kernel cache (Documentation/backing.rst), ftrace sends every\n"
+            "call of the hooked ``kmem_cache`` entry points through rslub's handler. A kernel\n"
+            f"cache of {r['size']} bytes that is *not* backed, alloc+free pairs and bulk 16, in\n"
+            "instructions per operation: without the hooks, with them (another cache backed),\n"
+            "and without them again after unbacking.\n"
+        )
+        body = [["alloc+free pair", r["pair_off"], r["pair_on"], r["pair_off_again"],
+                 f'{r["pair_on"] - r["pair_off"]:.2f}'],
+                ["bulk 16, per object", r["bulk16_off"], r["bulk16_on"], r["bulk16_off_again"],
+                 f'{r["bulk16_on"] - r["bulk16_off"]:.2f}']]
+        doc.append(table(["operation", "no hooks", "hooks on", "no hooks again", "added"], body))
+
     wall = [r for r in recs if r.get("exp") == "wall_pair"]
     if wall:
         doc.append("Wall clock (secondary)\n======================\n")

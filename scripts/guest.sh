@@ -101,6 +101,41 @@ modprobe_cmdline() {
 	rmmod rslub
 }
 
+# back_real_cache: back=names_cache at load, while a shell loop looks paths up (every
+# lookup allocates a names_cache object); rslub serves them, rmmod is refused while the
+# cache is backed, and unbacking plus draining let the module go.
+back_real_cache() {
+	local cache=names_cache d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n
+	rm -f "$stop"
+	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
+	local user=$!
+	mark_log
+	if ! insmod "$moddir/rslub.ko" back=$cache; then
+		touch "$stop"; wait "$user"
+		echo "insmod back=$cache failed:"; new_log
+		return 1
+	fi
+	sleep 1
+	line=$(grep "^$cache backed" "$d") || { touch "$stop"; wait "$user"; echo "not backed: $(cat "$d")"; rmmod rslub; return 1; }
+	n=$(echo "$line" | awk '{print $4}')
+	if rmmod rslub 2>/dev/null; then
+		touch "$stop"; wait "$user"
+		echo "rmmod succeeded while $cache was backed"
+		return 1
+	fi
+	echo "-$cache" > "$d"
+	touch "$stop"; wait "$user"
+	for _ in $(seq 100); do
+		echo drain > "$d"
+		[ -z "$(cat "$d")" ] && break
+		sleep 0.1
+	done
+	[ -z "$(cat "$d")" ] || { echo "still draining: $(cat "$d")"; return 1; }
+	rmmod rslub || { echo "rmmod failed after unbacking"; return 1; }
+	[ "$n" -gt 0 ] || { echo "rslub served no allocation of $cache: $line"; return 1; }
+	echo "$cache: $n allocations served by rslub"
+}
+
 check load_with_defaults load_ok "loaded: max_order=3 min_order=0 min_objects="
 check load_with_params load_ok "loaded: max_order=4 min_order=1 min_objects=16 min_partial=7" \
 	max_order=4 min_order=1 min_objects=16 min_partial=7
@@ -110,6 +145,19 @@ check reject_min_partial_out_of_range load_fails "invalid parameter min_partial=
 check reject_min_order_above_max_order load_fails "invalid parameter min_order=3" min_order=3 max_order=2
 check reject_non_numeric_max_order load_fails "max_order" max_order=three
 check modprobe_reads_kernel_cmdline modprobe_cmdline
+check reject_unknown_cache_to_back load_fails "invalid parameter back=rslub_no_such_cache" back=rslub_no_such_cache
+# vm_area_struct is SLAB_TYPESAFE_BY_RCU; every process the loop starts allocates some.
+refuse_typesafe_by_rcu() {
+	local stop=$rundir/stop-user r=0
+	rm -f "$stop"
+	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
+	local user=$!
+	load_fails "cannot back vm_area_struct: SLAB_TYPESAFE_BY_RCU" back=vm_area_struct || r=1
+	touch "$stop"; wait "$user"
+	return "$r"
+}
+check reject_cache_rslub_cannot_serve refuse_typesafe_by_rcu
+check back_names_cache_then_unback_and_unload back_real_cache
 
 verdict=ok
 grep -q '^    not ok' <<<"$body" && verdict="not ok"

@@ -13,6 +13,8 @@ use kernel::prelude::*;
 mod api;
 #[path = "../rust/arch.rs"]
 mod arch;
+#[path = "../rust/back.rs"]
+mod back;
 #[path = "../rust/cache.rs"]
 mod cache;
 #[path = "../rust/debugfs.rs"]
@@ -49,6 +51,7 @@ mod test_shim;
 // The suites.
 mod alloc_tests;
 mod api_tests;
+mod back_tests;
 mod debugfs_tests;
 mod gfp_tests;
 mod layout_tests;

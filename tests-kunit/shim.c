@@ -4,6 +4,7 @@
  * suites use (declared in tests-kunit/test_shim.rs).
  */
 #include "../rust/shim.c"
+#include "../rust/hook.c"
 
 #include <kunit/test.h>
 #include <kunit/test-bug.h>
@@ -37,6 +38,20 @@ void rslub_test_wait_for_stop(void);
 struct rslub_test_tick *rslub_test_tick_start(void (*fn)(void *), void *arg, int cpu);
 void rslub_test_tick_stop(struct rslub_test_tick *k);
 void rslub_test_skip(const char *reason);
+struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
+					unsigned long flags, void (*ctor)(void *));
+void rslub_test_kc_destroy(struct kmem_cache *kc);
+void *rslub_test_kc_alloc(struct kmem_cache *kc, gfp_t gfp);
+void *rslub_test_kc_zalloc(struct kmem_cache *kc, gfp_t gfp);
+void *rslub_test_kc_alloc_node(struct kmem_cache *kc, gfp_t gfp, int node);
+void *rslub_test_kc_alloc_lru(struct kmem_cache *kc, gfp_t gfp);
+bool rslub_test_kc_alloc_bulk(struct kmem_cache *kc, gfp_t gfp, size_t n, void **p);
+void rslub_test_kc_free(struct kmem_cache *kc, void *obj);
+void rslub_test_kfree(const void *obj);
+void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p);
+void rslub_test_kfree_bulk(size_t n, void **p);
+bool rslub_test_on_slab_page(const void *obj);
+int rslub_test_module_refcount(void);
 int rslub_test_defer(void (*fn)(void *), void *arg);
 struct task_struct *rslub_test_thread_start_unbound(int (*fn)(void *), void *arg);
 int rslub_test_move_task(struct task_struct *t, int cpu);
@@ -276,4 +291,76 @@ int rslub_test_move_task(struct task_struct *t, int cpu)
 void rslub_test_usleep(unsigned int us)
 {
 	usleep_range(us, 2 * us);
+}
+
+/*
+ * The kernel's own kmem_cache API, as its users call it (the backing tests): these calls
+ * reach the hooked entry points of mm/slub.o like any other caller's.
+ */
+struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
+					unsigned long flags, void (*ctor)(void *))
+{
+	return kmem_cache_create(name, size, align, (__force slab_flags_t)flags | SLAB_NO_MERGE,
+				 ctor);
+}
+
+void rslub_test_kc_destroy(struct kmem_cache *kc)
+{
+	kmem_cache_destroy(kc);
+}
+
+void *rslub_test_kc_alloc(struct kmem_cache *kc, gfp_t gfp)
+{
+	return kmem_cache_alloc(kc, gfp);
+}
+
+void *rslub_test_kc_zalloc(struct kmem_cache *kc, gfp_t gfp)
+{
+	return kmem_cache_zalloc(kc, gfp);
+}
+
+void *rslub_test_kc_alloc_node(struct kmem_cache *kc, gfp_t gfp, int node)
+{
+	return kmem_cache_alloc_node(kc, gfp, node);
+}
+
+void *rslub_test_kc_alloc_lru(struct kmem_cache *kc, gfp_t gfp)
+{
+	return kmem_cache_alloc_lru(kc, NULL, gfp);
+}
+
+bool rslub_test_kc_alloc_bulk(struct kmem_cache *kc, gfp_t gfp, size_t n, void **p)
+{
+	return kmem_cache_alloc_bulk(kc, gfp, n, p);
+}
+
+void rslub_test_kc_free(struct kmem_cache *kc, void *obj)
+{
+	kmem_cache_free(kc, obj);
+}
+
+void rslub_test_kfree(const void *obj)
+{
+	kfree(obj);
+}
+
+void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p)
+{
+	kmem_cache_free_bulk(kc, n, p);
+}
+
+void rslub_test_kfree_bulk(size_t n, void **p)
+{
+	kfree_bulk(n, p);
+}
+
+/* Whether @obj is on a slab page, i.e. the kernel's allocator's. */
+bool rslub_test_on_slab_page(const void *obj)
+{
+	return page_slab(virt_to_page(obj)) != NULL;
+}
+
+int rslub_test_module_refcount(void)
+{
+	return module_refcount(THIS_MODULE);
 }

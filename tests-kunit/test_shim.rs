@@ -30,6 +30,47 @@ mod ffi {
         ) -> *mut c_void;
         pub(super) fn rslub_test_tick_stop(k: *mut c_void);
         pub(super) fn rslub_test_skip(reason: *const kernel::ffi::c_char);
+        pub(super) fn rslub_test_kc_create(
+            name: *const kernel::ffi::c_char,
+            size: u32,
+            align: u32,
+            flags: usize,
+            ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+        ) -> *mut kernel::bindings::kmem_cache;
+        pub(super) fn rslub_test_kc_destroy(kc: *mut kernel::bindings::kmem_cache);
+        pub(super) fn rslub_test_kc_alloc(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_kc_zalloc(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_kc_alloc_node(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+            node: i32,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_kc_alloc_lru(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_kc_alloc_bulk(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+            n: usize,
+            p: *mut *mut c_void,
+        ) -> bool;
+        pub(super) fn rslub_test_kc_free(kc: *mut kernel::bindings::kmem_cache, obj: *mut c_void);
+        pub(super) fn rslub_test_kfree(obj: *const c_void);
+        pub(super) fn rslub_test_kc_free_bulk(
+            kc: *mut kernel::bindings::kmem_cache,
+            n: usize,
+            p: *mut *mut c_void,
+        );
+        pub(super) fn rslub_test_kfree_bulk(n: usize, p: *mut *mut c_void);
+        pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
+        pub(super) fn rslub_test_module_refcount() -> i32;
         pub(super) fn rslub_test_defer(
             f: unsafe extern "C" fn(*mut c_void),
             arg: *mut c_void,
@@ -309,4 +350,131 @@ pub(crate) fn write_file(path: &CStr, data: &[u8]) -> Result<usize> {
     // SAFETY: `path` is a C string and `data` is valid for `data.len()` bytes.
     let n = unsafe { ffi::rslub_test_write_file(path.as_char_ptr(), data.as_ptr(), data.len()) };
     usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+}
+
+/// A cache made with the kernel's own `kmem_cache_create()` (`SLAB_NO_MERGE` added), used
+/// through the kernel's API as its users do; destroyed on drop.
+pub(crate) struct KernelCache(NonNull<kernel::bindings::kmem_cache>);
+
+// SAFETY: A kernel cache may be used from any thread and context its flags allow.
+unsafe impl Sync for KernelCache {}
+// SAFETY: As above.
+unsafe impl Send for KernelCache {}
+
+impl KernelCache {
+    /// `kmem_cache_create(name, size, align, flags | SLAB_NO_MERGE, ctor)`.
+    pub(crate) fn create(
+        name: &CStr,
+        size: u32,
+        align: u32,
+        flags: usize,
+        ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+    ) -> Result<Self> {
+        // SAFETY: A valid name; the constructor, if any, initialises one object.
+        let kc = unsafe { ffi::rslub_test_kc_create(name.as_char_ptr(), size, align, flags, ctor) };
+        NonNull::new(kc).map(Self).ok_or(ENOMEM)
+    }
+
+    /// The `struct kmem_cache`.
+    pub(crate) fn raw(&self) -> NonNull<kernel::bindings::kmem_cache> {
+        self.0
+    }
+
+    /// `kmem_cache_alloc()`.
+    pub(crate) fn alloc(&self, gfp: crate::gfp::Gfp) -> usize {
+        // SAFETY: A live cache.
+        unsafe { ffi::rslub_test_kc_alloc(self.0.as_ptr(), gfp.raw()) as usize }
+    }
+
+    /// `kmem_cache_zalloc()`.
+    pub(crate) fn zalloc(&self, gfp: crate::gfp::Gfp) -> usize {
+        // SAFETY: A live cache.
+        unsafe { ffi::rslub_test_kc_zalloc(self.0.as_ptr(), gfp.raw()) as usize }
+    }
+
+    /// `kmem_cache_alloc_node()`.
+    pub(crate) fn alloc_node(&self, gfp: crate::gfp::Gfp, node: i32) -> usize {
+        // SAFETY: A live cache.
+        unsafe { ffi::rslub_test_kc_alloc_node(self.0.as_ptr(), gfp.raw(), node) as usize }
+    }
+
+    /// `kmem_cache_alloc_lru(kc, NULL, gfp)`.
+    pub(crate) fn alloc_lru(&self, gfp: crate::gfp::Gfp) -> usize {
+        // SAFETY: A live cache.
+        unsafe { ffi::rslub_test_kc_alloc_lru(self.0.as_ptr(), gfp.raw()) as usize }
+    }
+
+    /// `kmem_cache_alloc_bulk()` into `out`.
+    pub(crate) fn alloc_bulk(&self, gfp: crate::gfp::Gfp, out: &mut [usize]) -> bool {
+        // SAFETY: A live cache; `out` holds `out.len()` pointer-sized slots.
+        unsafe {
+            ffi::rslub_test_kc_alloc_bulk(
+                self.0.as_ptr(),
+                gfp.raw(),
+                out.len(),
+                out.as_mut_ptr().cast(),
+            )
+        }
+    }
+
+    /// `kmem_cache_free()`.
+    ///
+    /// # Safety
+    ///
+    /// `obj` must have been allocated from this cache and not freed since.
+    pub(crate) unsafe fn free(&self, obj: usize) {
+        // SAFETY: The caller's guarantee.
+        unsafe { ffi::rslub_test_kc_free(self.0.as_ptr(), obj as *mut c_void) };
+    }
+
+    /// `kmem_cache_free_bulk()`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`KernelCache::free`], for each object.
+    pub(crate) unsafe fn free_bulk(&self, objs: &mut [usize]) {
+        // SAFETY: The caller's guarantee.
+        unsafe {
+            ffi::rslub_test_kc_free_bulk(self.0.as_ptr(), objs.len(), objs.as_mut_ptr().cast())
+        };
+    }
+}
+
+impl Drop for KernelCache {
+    fn drop(&mut self) {
+        // SAFETY: A live cache, destroyed once.
+        unsafe { ffi::rslub_test_kc_destroy(self.0.as_ptr()) };
+    }
+}
+
+/// `kfree()`.
+///
+/// # Safety
+///
+/// `obj` must be an object of a kernel cache (or kmalloc), not freed since.
+pub(crate) unsafe fn kfree(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree(obj as *const c_void) };
+}
+
+/// `kfree_bulk()`.
+///
+/// # Safety
+///
+/// As for [`kfree`], for each object.
+pub(crate) unsafe fn kfree_bulk(objs: &mut [usize]) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree_bulk(objs.len(), objs.as_mut_ptr().cast()) };
+}
+
+/// Whether `obj` is on a slab page: an object of the kernel's own allocator.
+pub(crate) fn on_slab_page(obj: usize) -> bool {
+    // SAFETY: `virt_to_page()` and a page-type test on a direct-map address.
+    unsafe { ffi::rslub_test_on_slab_page(obj as *const c_void) }
+}
+
+/// The module's reference count (`module_refcount(THIS_MODULE)`).
+pub(crate) fn module_refcount() -> i32 {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_module_refcount() }
 }

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Backing kernel caches: an rslub cache serves the allocations of an existing
+//! `kmem_cache`, and the frees of its objects, on an unpatched kernel
+//! (Documentation/backing.rst).
+//!
+//! `rust/hook.c` redirects the kmem_cache entry points with ftrace: allocations from a
+//! backed cache go to its rslub cache; a free of an object on a page that is neither a
+//! slab nor a large kmalloc, and that rslub owns ([`crate::slab::owner_of`]), goes to the
+//! rslub cache that owns it. Objects keep going back where they came from, whatever the
+//! backing is when they are freed.
+//!
+//! Unbacking stops new allocations at once. The rslub cache stays, *draining*, until its
+//! last object is freed; then [`release_drained`] destroys it. The ftrace hooks are
+//! registered while anything is backed or draining, and only then.
+
+use crate::{
+    cache::{CacheArgs, CacheCore},
+    registry::Cache,
+    slab,
+};
+use core::{
+    ffi::{c_int, c_uint, c_ulong, c_void},
+    ptr::{self, NonNull},
+};
+use kernel::{
+    bindings,
+    error::{
+        code::{EBUSY, EEXIST, EINVAL, ENOENT},
+        to_result,
+    },
+    ffi::c_char,
+    prelude::*,
+};
+
+mod ffi {
+    use super::*;
+
+    extern "C" {
+        pub(super) fn rslub_hook_init() -> c_int;
+        pub(super) fn rslub_hook_exit();
+        pub(super) fn rslub_hook_back(kc: *mut bindings::kmem_cache, rc: *mut c_void) -> c_int;
+        pub(super) fn rslub_hook_unback(kc: *mut bindings::kmem_cache) -> *mut c_void;
+        pub(super) fn rslub_kc_info(
+            kc: *mut bindings::kmem_cache,
+            size: *mut c_uint,
+            align: *mut c_uint,
+            ctor: *mut Option<unsafe extern "C" fn(*mut c_void)>,
+            flags: *mut c_ulong,
+            name: *mut *const c_char,
+        );
+        pub(super) fn rslub_kc_refusal(kc: *mut bindings::kmem_cache) -> *const c_char;
+        pub(super) fn rslub_hook_watch(name: *const c_char) -> c_int;
+        pub(super) fn rslub_hook_seen(slot: c_int) -> *mut bindings::kmem_cache;
+        pub(super) fn rslub_hook_unwatch(slot: c_int);
+    }
+}
+
+/// The cache (a `CacheCore`) owning `obj` if it is an rslub object, or null; called by
+/// the hooks for every free of an object on a page that is neither a slab nor a large
+/// kmalloc.
+#[no_mangle]
+pub(crate) extern "C" fn rslub_object_cache(obj: *const c_void) -> *mut c_void {
+    slab::owner_of(obj.cast()).cast_mut().cast()
+}
+
+/// Called by the hooks when a backed cache is being destroyed by its owner
+/// (`kmem_cache_destroy()`): it is unbacked first, so the table never points at a freed
+/// cache. Objects rslub still holds for it drain as after any unbacking.
+#[no_mangle]
+pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache) {
+    if let Some(kc) = NonNull::new(kc) {
+        // SAFETY: The cache is live until the kernel's `kmem_cache_destroy()`, which runs
+        // after this returns.
+        let kc = unsafe { KmemCache::from_raw(kc) };
+        if let Ok(live) = unback(kc) {
+            if live != 0 {
+                pr_warn!(
+                    "a backed cache was destroyed with {live} objects still allocated from rslub\n"
+                );
+            }
+        }
+    }
+}
+
+/// A kernel `kmem_cache`.
+///
+/// # Invariants
+///
+/// Points at a live `struct kmem_cache` for as long as the value is used: its creator
+/// does not destroy it while it is backed (unbacking comes first, see backing.rst).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KmemCache(NonNull<bindings::kmem_cache>);
+
+// SAFETY: A handle to a kernel object that any CPU may use.
+unsafe impl Send for KmemCache {}
+
+impl KmemCache {
+    /// A handle to the kernel cache at `kc`.
+    ///
+    /// # Safety
+    ///
+    /// `kc` must be a live `kmem_cache` that is not destroyed while the handle is used.
+    pub(crate) unsafe fn from_raw(kc: NonNull<bindings::kmem_cache>) -> Self {
+        // INVARIANT: the caller's guarantee.
+        Self(kc)
+    }
+
+    fn as_ptr(self) -> *mut bindings::kmem_cache {
+        self.0.as_ptr()
+    }
+
+    /// Why rslub cannot serve this cache, if it cannot.
+    fn refusal(self) -> Option<&'static CStr> {
+        // SAFETY: A live cache (invariant).
+        let r = unsafe { ffi::rslub_kc_refusal(self.as_ptr()) };
+        // SAFETY: `rslub_kc_refusal` returns null or a static C string.
+        (!r.is_null()).then(|| unsafe { CStr::from_char_ptr(r) })
+    }
+}
+
+/// A backed cache, or one draining after unbacking.
+struct Backing {
+    kc: KmemCache,
+    cache: Option<Cache>,
+    draining: bool,
+}
+
+/// Backed and draining caches, names being looked for, and whether the hooks are
+/// registered.
+pub(crate) struct State {
+    list: KVec<Backing>,
+    watching: u32,
+    hooked: bool,
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: `init()` initialises it in the module initialiser before any other use.
+    unsafe(uninit) static BACK: Mutex<State> = State {
+        list: KVec::new(),
+        watching: 0,
+        hooked: false,
+    };
+}
+
+/// How long [`back_name`] waits for a cache of that name to allocate.
+const SEEN_WITHIN_MS: u32 = 1000;
+
+/// Initialises the backing state.
+///
+/// # Safety
+///
+/// Must be called exactly once, in the module initialiser, before any other function of
+/// this module.
+pub(crate) unsafe fn init() {
+    // SAFETY: Called once, before any use (caller).
+    unsafe { BACK.init() };
+}
+
+/// Backs `kc` with a new rslub cache of the same name, object size, alignment and
+/// constructor. Refuses, with a message and changing nothing, a cache rslub cannot serve
+/// (`EINVAL`), one already backed or still draining (`EEXIST`).
+pub(crate) fn back(kc: KmemCache) -> Result {
+    let mut st = BACK.lock();
+    let (mut size, mut align, mut flags) = (0, 0, 0);
+    let mut ctor = None;
+    let mut name = ptr::null();
+    // SAFETY: A live cache (invariant); the pointers are valid for writes.
+    unsafe {
+        ffi::rslub_kc_info(
+            kc.as_ptr(),
+            &mut size,
+            &mut align,
+            &mut ctor,
+            &mut flags,
+            &mut name,
+        )
+    };
+    // SAFETY: A live cache's name is a valid C string.
+    let name = unsafe { CStr::from_char_ptr(name) };
+    if let Some(why) = kc.refusal() {
+        pr_err!("cannot back {name}: {why}\n");
+        return Err(EINVAL);
+    }
+    if st.list.iter().any(|b| b.kc == kc) {
+        pr_err!("cannot back {name}: already backed, or still draining since unbacked\n");
+        return Err(EEXIST);
+    }
+    st.list.reserve(1, GFP_KERNEL)?;
+    let cache = Cache::create(&CacheArgs {
+        name,
+        size,
+        align,
+        flags: 0,
+        ctor,
+    })
+    .inspect_err(|e| pr_err!("cannot back {name}: no rslub cache ({e:?})\n"))?;
+    hook(&mut st)?;
+    let core: *const CacheCore = &*cache;
+    // SAFETY: `kc` is live; `core` stays live until unbacked and drained.
+    let r = to_result(unsafe { ffi::rslub_hook_back(kc.as_ptr(), core.cast_mut().cast()) });
+    if let Err(e) = r {
+        pr_err!("cannot back {name}: {e:?}\n");
+        drop(cache);
+        unhook_if_idle(&mut st);
+        return Err(if e == EEXIST { EEXIST } else { EBUSY });
+    }
+    // Cannot fail: room was reserved above.
+    st.list.push(
+        Backing {
+            kc,
+            cache: Some(cache),
+            draining: false,
+        },
+        GFP_KERNEL,
+    )?;
+    pr_info!("backing {name} ({size} bytes, align {align}, flags {flags:#x})\n");
+    Ok(())
+}
+
+/// Stops backing `kc`: its allocations go to the kernel from now on. Returns the
+/// objects rslub still holds for it; while there are some, the rslub cache drains
+/// (see [`release_drained`]). `ENOENT` if `kc` is not backed. May sleep.
+pub(crate) fn unback(kc: KmemCache) -> Result<u64> {
+    let mut st = BACK.lock();
+    let i = st
+        .list
+        .iter()
+        .position(|b| b.kc == kc && !b.draining)
+        .ok_or(ENOENT)?;
+    // SAFETY: `kc` is live; afterwards no hook or replacement uses the rslub cache.
+    unsafe { ffi::rslub_hook_unback(kc.as_ptr()) };
+    st.list[i].draining = true;
+    drop(st);
+    release_drained();
+    let st = BACK.lock();
+    Ok(st
+        .list
+        .iter()
+        .find(|b| b.kc == kc)
+        .and_then(|b| b.cache.as_ref())
+        .map_or(0, live_objects))
+}
+
+/// Objects of a cache nobody allocates from any more that are still allocated.
+fn live_objects(c: &Cache) -> u64 {
+    // SAFETY: The cache is unbacked: no CPU allocates from it; frees may still come.
+    unsafe { c.shutdown() }.0
+}
+
+/// Destroys every draining rslub cache whose objects have all been freed; when nothing is
+/// backed or draining any more, removes the hooks. Returns how many still drain.
+pub(crate) fn release_drained() -> usize {
+    let mut st = BACK.lock();
+    let mut i = 0;
+    while i < st.list.len() {
+        let b = &mut st.list[i];
+        if b.draining && b.cache.as_ref().is_some_and(|c| live_objects(c) == 0) {
+            if let Some(c) = b.cache.take() {
+                // No object left and no hook can reach it: nothing refers to it.
+                let _ = c.destroy();
+            }
+            let _ = st.list.remove(i);
+            continue;
+        }
+        i += 1;
+    }
+    unhook_if_idle(&mut st);
+    st.list.iter().filter(|b| b.draining).count()
+}
+
+/// Registers the hooks unless they are.
+fn hook(st: &mut State) -> Result {
+    if !st.hooked {
+        // SAFETY: Not registered (`hooked` is false).
+        to_result(unsafe { ffi::rslub_hook_init() })?;
+        st.hooked = true;
+    }
+    Ok(())
+}
+
+/// Removes the hooks when nothing is backed, draining or looked for.
+fn unhook_if_idle(st: &mut State) {
+    if st.hooked && st.list.is_empty() && st.watching == 0 {
+        // SAFETY: Registered (`hooked`), and no cache is left for them to serve.
+        unsafe { ffi::rslub_hook_exit() };
+        st.hooked = false;
+    }
+}
+
+/// Whether anything is backed or draining (then the module must stay).
+#[cfg_attr(not(rslub_inject), expect(dead_code, reason = "the suites' check"))]
+pub(crate) fn busy() -> bool {
+    !BACK.lock().list.is_empty()
+}
+
+/// Backs the kernel cache named `name` (see [`back`]). The kernel's list of caches is not
+/// exported, so the cache is found when it next allocates: a name that allocates nothing
+/// for a second is refused with `ENOENT` (unknown, or idle), with a message saying so.
+pub(crate) fn back_name(name: &CStr) -> Result {
+    let owned = kernel::str::CString::try_from(name)?;
+    let slot = {
+        let mut st = BACK.lock();
+        hook(&mut st)?;
+        // SAFETY: `owned` stays valid until `rslub_hook_unwatch()` below returns.
+        let slot = unsafe { ffi::rslub_hook_watch(owned.as_char_ptr()) };
+        if slot < 0 {
+            unhook_if_idle(&mut st);
+            pr_err!("cannot back {name}: too many names looked for at once\n");
+            return Err(EBUSY);
+        }
+        st.watching += 1;
+        slot
+    };
+    let mut seen = ptr::null_mut();
+    for _ in 0..SEEN_WITHIN_MS {
+        // SAFETY: `slot` is watched until the unwatch below.
+        seen = unsafe { ffi::rslub_hook_seen(slot) };
+        if !seen.is_null() {
+            break;
+        }
+        crate::shim::msleep(1);
+    }
+    // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads `owned`.
+    unsafe { ffi::rslub_hook_unwatch(slot) };
+    let r = match NonNull::new(seen) {
+        // SAFETY: A cache that allocated an instant ago; its owner must not destroy it
+        // while it is being backed (and destruction later unbacks it: see the hooks).
+        Some(kc) => back(unsafe { KmemCache::from_raw(kc) }),
+        None => {
+            pr_err!(
+                "cannot back {name}: no cache of that name allocated within {SEEN_WITHIN_MS} ms (unknown, or idle)\n"
+            );
+            Err(ENOENT)
+        }
+    };
+    let mut st = BACK.lock();
+    st.watching -= 1;
+    unhook_if_idle(&mut st);
+    r
+}
+
+/// Stops backing the cache named `name` (see [`unback`]).
+pub(crate) fn unback_name(name: &CStr) -> Result<u64> {
+    let kc = {
+        let st = BACK.lock();
+        st.list
+            .iter()
+            .find(|b| !b.draining && b.cache.as_ref().is_some_and(|c| c.name() == name))
+            .map(|b| b.kc)
+    };
+    let Some(kc) = kc else {
+        pr_err!("cannot unback {name}: not backed\n");
+        return Err(ENOENT);
+    };
+    unback(kc)
+}
+
+/// Backs every cache of `names` (comma-separated); on the first refusal, unbacks those it
+/// backed and fails with that refusal.
+pub(crate) fn back_all(names: &CStr) -> Result {
+    let s = names.to_str().map_err(|_| EINVAL)?;
+    let mut done: KVec<kernel::str::CString> = KVec::new();
+    for n in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let c = kernel::str::CString::try_from_fmt(fmt!("{n}"))?;
+        if let Err(e) = back_name(&c) {
+            for d in done.iter() {
+                let _ = unback_name(d);
+            }
+            release_drained();
+            return Err(e);
+        }
+        done.push(c, GFP_KERNEL)?;
+    }
+    Ok(())
+}
+
+/// Unbacks everything, when the module goes away (nothing can be backed by then: the
+/// hooks hold the module while anything is).
+pub(crate) fn exit() {
+    let st = BACK.lock();
+    if !st.list.is_empty() {
+        pr_err!("unloading while caches are backed or draining: their objects are leaked\n");
+    }
+}
+
+/// What the `back` debugfs file shows: one line per backed or draining cache.
+pub(crate) fn show(f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+    let st = BACK.lock();
+    for b in st.list.iter() {
+        if let Some(c) = b.cache.as_ref() {
+            let s = c.stats();
+            writeln!(
+                f,
+                "{} {} alloc {} free {} slabs {}",
+                c.name().to_str().unwrap_or("?"),
+                if b.draining { "draining" } else { "backed" },
+                s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
+                s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
+                crate::topology::online_nodes()
+                    .map(|n| c.node_counts(n).0)
+                    .sum::<i64>()
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Backing kernel caches: the kmem_cache entry points of mm/slub.o are redirected to
+ * rslub for the caches it backs, with ftrace and FTRACE_OPS_FL_IPMODIFY, as livepatch
+ * does (Documentation/backing.rst). This file holds only what needs the kernel's C
+ * macros: the ftrace handler, the replacement functions it jumps to, the table of backed
+ * caches, and the fields of struct kmem_cache (mm/slab.h). rust/back.rs drives it.
+ *
+ * The handler runs on every call of a hooked function in the whole kernel, so it decides
+ * with a few loads:
+ *  - allocations (kmem_cache_alloc{,_node,_lru}, _bulk): is the cache in the table?
+ *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk): is an object on a page that
+ *    is neither a slab nor a large kmalloc, and owned by rslub (rslub_object_cache())?
+ *    Objects of slab pages are the kernel's, whatever the cache's backing, so objects
+ *    allocated before backing and freed after it (or the reverse) go where they came from.
+ * The replacement functions call the kernel's own ones for the kernel's objects (and
+ * for a cache unbacked meanwhile): the handler lets those through, as it lets every
+ * kernel object and every unbacked cache through.
+ */
+#include <linux/delay.h>
+#include <linux/ftrace.h>
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "slab.h" /* mm/slab.h of the kernel tree: struct kmem_cache */
+
+#define RSLUB_MAX_BACKED 16
+
+/* Exported by rust/api.rs and rust/back.rs. */
+void *rslub_cache_alloc(void *s, gfp_t gfp);
+void *rslub_cache_alloc_node(void *s, gfp_t gfp, int node);
+int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
+void rslub_cache_free(void *s, void *obj);
+void *rslub_object_cache(const void *obj);
+void rslub_back_destroying(struct kmem_cache *kc);
+
+int rslub_hook_init(void);
+void rslub_hook_exit(void);
+int rslub_hook_back(struct kmem_cache *kc, void *rc);
+void *rslub_hook_unback(struct kmem_cache *kc);
+void *rslub_hook_backed(struct kmem_cache *kc);
+void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
+		   void (**ctor)(void *), unsigned long *flags, const char **name);
+const char *rslub_kc_refusal(struct kmem_cache *kc);
+int rslub_hook_watch(const char *name);
+struct kmem_cache *rslub_hook_seen(int slot);
+void rslub_hook_unwatch(int slot);
+
+/*
+ * The backed caches: kc is published last (release), read first (acquire); users counts
+ * the replacements using rc. Slots change under rslub_backed_lock only.
+ */
+static struct rslub_backing {
+	struct kmem_cache *kc;
+	void *rc;
+	atomic_t users;
+} rslub_backed[RSLUB_MAX_BACKED];
+static DEFINE_MUTEX(rslub_backed_lock);
+/* One past the highest slot ever used: lookups scan no further. */
+static int rslub_backed_end;
+
+/*
+ * Names waiting to be seen: a cache can only be found by name when it allocates (the
+ * kernel's list of caches is not exported), so the allocation handler compares names
+ * while any is watched. Written under rslub_backed_lock, read in the handler (preemption
+ * off: rslub_hook_unwatch() waits for it with synchronize_rcu()).
+ */
+#define RSLUB_MAX_WATCHED 8
+static const char *rslub_watched[RSLUB_MAX_WATCHED];
+static struct kmem_cache *rslub_seen[RSLUB_MAX_WATCHED];
+static int rslub_nwatched;
+
+static __always_inline void rslub_watch_check(struct kmem_cache *kc)
+{
+	int i;
+
+	for (i = 0; i < RSLUB_MAX_WATCHED; i++) {
+		const char *name = READ_ONCE(rslub_watched[i]);
+
+		if (name && !READ_ONCE(rslub_seen[i]) && kc && !strcmp(kc->name, name))
+			cmpxchg(&rslub_seen[i], NULL, kc);
+	}
+}
+
+/* The slot backing @kc, or NULL. */
+static __always_inline struct rslub_backing *rslub_lookup(struct kmem_cache *kc)
+{
+	int i;
+
+	if (!kc)
+		return NULL;
+	for (i = 0; i < READ_ONCE(rslub_backed_end); i++) {
+		if (smp_load_acquire(&rslub_backed[i].kc) == kc)
+			return &rslub_backed[i];
+	}
+	return NULL;
+}
+
+/* The slot backing @kc, held (rslub_put()) so that its rslub cache stays; or NULL. */
+static __always_inline struct rslub_backing *rslub_get(struct kmem_cache *kc)
+{
+	struct rslub_backing *b;
+
+	rcu_read_lock();
+	b = rslub_lookup(kc);
+	if (b)
+		atomic_inc(&b->users);
+	rcu_read_unlock();
+	return b;
+}
+
+static __always_inline void rslub_put(struct rslub_backing *b)
+{
+	atomic_dec(&b->users);
+}
+
+/* The rslub cache owning @x if @x is on a page that is neither slab nor large kmalloc. */
+static __always_inline void *rslub_foreign(const void *x)
+{
+	struct page *page;
+
+	if (unlikely(ZERO_OR_NULL_PTR(x)))
+		return NULL;
+	/* As kfree() itself does: a freed object is a direct-map address. */
+	page = virt_to_page(x);
+	if (likely(page_slab(page)) || PageLargeKmalloc(compound_head(page)))
+		return NULL;
+	return rslub_object_cache(x);
+}
+
+/*
+ * The replacements, reached with the hooked function's arguments in place. Each takes
+ * the backing again: the cache may have been unbacked since the handler looked, and
+ * then the kernel's own function serves (called from this module: not redirected).
+ * rslub_get()/rslub_put() keep the rslub cache alive across the call.
+ */
+static notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	struct rslub_backing *b = rslub_get(s);
+	void *p;
+
+	if (!b)
+		return kmem_cache_alloc_noprof(s, gfp);
+	p = rslub_cache_alloc(b->rc, gfp);
+	rslub_put(b);
+	return p;
+}
+
+static notrace void *rslub_r_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp)
+{
+	/* Backed caches are never memcg-accounted: the lru needs no memcg. */
+	return rslub_r_alloc(s, gfp);
+}
+
+static notrace void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct rslub_backing *b = rslub_get(s);
+	void *p;
+
+	if (!b)
+		return kmem_cache_alloc_node_noprof(s, gfp, node);
+	p = rslub_cache_alloc_node(b->rc, gfp, node);
+	rslub_put(b);
+	return p;
+}
+
+static notrace bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
+{
+	struct rslub_backing *b = rslub_get(s);
+	int n;
+
+	if (!b)
+		return kmem_cache_alloc_bulk_noprof(s, gfp, size, p);
+	n = rslub_cache_alloc_bulk(b->rc, gfp, size, p);
+	rslub_put(b);
+	return n != 0;
+}
+
+static notrace void rslub_r_free(struct kmem_cache *s, void *x)
+{
+	void *rc = rslub_foreign(x);
+
+	if (rc)
+		rslub_cache_free(rc, x);
+	else
+		kmem_cache_free(s, x);
+}
+
+static notrace void rslub_r_kfree(const void *x)
+{
+	void *rc = rslub_foreign(x);
+
+	if (rc)
+		rslub_cache_free(rc, (void *)x);
+	else
+		kfree(x);
+}
+
+static notrace void rslub_r_destroy(struct kmem_cache *s)
+{
+	/* Stop backing first: the table must not keep a pointer to a freed cache. */
+	if (rslub_hook_backed(s))
+		rslub_back_destroying(s);
+	kmem_cache_destroy(s);
+}
+
+static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < size; i++) {
+		void *rc = rslub_foreign(p[i]);
+
+		if (rc)
+			rslub_cache_free(rc, p[i]);
+		else if (s)
+			kmem_cache_free(s, p[i]);
+		else
+			kfree(p[i]);
+	}
+}
+
+/* Each hooked function's address, and where it goes instead. */
+enum {
+	H_ALLOC, H_ALLOC_LRU, H_ALLOC_NODE, H_ALLOC_BULK, H_FREE, H_KFREE, H_FREE_BULK,
+	H_DESTROY, H_NR
+};
+
+static const unsigned long rslub_hook_to[H_NR] = {
+	[H_ALLOC] = (unsigned long)rslub_r_alloc,
+	[H_ALLOC_LRU] = (unsigned long)rslub_r_alloc_lru,
+	[H_ALLOC_NODE] = (unsigned long)rslub_r_alloc_node,
+	[H_ALLOC_BULK] = (unsigned long)rslub_r_alloc_bulk,
+	[H_FREE] = (unsigned long)rslub_r_free,
+	[H_KFREE] = (unsigned long)rslub_r_kfree,
+	[H_FREE_BULK] = (unsigned long)rslub_r_free_bulk,
+	[H_DESTROY] = (unsigned long)rslub_r_destroy,
+};
+
+static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs);
+
+/*
+ * One ftrace_ops per hooked function, so that each function's call site has a
+ * trampoline that calls the handler directly, and the handler knows the function from
+ * the ops without a search.
+ */
+#define RSLUB_HOOK_OPS { .func = rslub_hook_fn, .flags = RSLUB_HOOK_FLAGS }
+#ifdef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
+#define RSLUB_HOOK_FLAGS (FTRACE_OPS_FL_DYNAMIC | FTRACE_OPS_FL_IPMODIFY)
+#else
+#define RSLUB_HOOK_FLAGS (FTRACE_OPS_FL_DYNAMIC | FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_SAVE_REGS)
+#endif
+static struct ftrace_ops rslub_hook_ops[H_NR] = {
+	[0 ... H_NR - 1] = RSLUB_HOOK_OPS,
+};
+
+static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	bool redirect = false;
+	int h = op - rslub_hook_ops, bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	switch (h) {
+	case H_ALLOC:
+	case H_ALLOC_LRU:
+	case H_ALLOC_NODE:
+	case H_ALLOC_BULK: {
+		struct kmem_cache *kc = (void *)ftrace_regs_get_argument(fregs, 0);
+
+		redirect = rslub_lookup(kc);
+		if (!redirect && unlikely(READ_ONCE(rslub_nwatched)))
+			rslub_watch_check(kc);
+		break;
+	}
+	case H_DESTROY:
+		/* Only a backed cache (never the kernel's others) goes through rslub. */
+		redirect = rslub_lookup((void *)ftrace_regs_get_argument(fregs, 0));
+		break;
+	case H_FREE:
+		redirect = rslub_foreign((void *)ftrace_regs_get_argument(fregs, 1));
+		break;
+	case H_KFREE:
+		redirect = rslub_foreign((void *)ftrace_regs_get_argument(fregs, 0));
+		break;
+	case H_FREE_BULK: {
+		size_t i, n = ftrace_regs_get_argument(fregs, 1);
+		void **p = (void **)ftrace_regs_get_argument(fregs, 2);
+
+		for (i = 0; i < n && !redirect; i++)
+			redirect = rslub_foreign(p[i]);
+		break;
+	}
+	}
+	if (redirect)
+		ftrace_regs_set_instruction_pointer(fregs, rslub_hook_to[h]);
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * Registers the hooks on the kernel's functions, and holds the module (rmmod is refused)
+ * until rslub_hook_exit(). 0 or -errno.
+ */
+int rslub_hook_init(void)
+{
+	static void *const fns[H_NR] = {
+		[H_ALLOC] = kmem_cache_alloc_noprof,
+		[H_ALLOC_LRU] = kmem_cache_alloc_lru_noprof,
+		[H_ALLOC_NODE] = kmem_cache_alloc_node_noprof,
+		[H_ALLOC_BULK] = kmem_cache_alloc_bulk_noprof,
+		[H_FREE] = kmem_cache_free,
+		[H_KFREE] = kfree,
+		[H_FREE_BULK] = kmem_cache_free_bulk,
+		[H_DESTROY] = kmem_cache_destroy,
+	};
+	int h, ret = 0;
+
+	for (h = 0; h < H_NR; h++) {
+		/* ftrace finds the call site from the function's address. */
+		ret = ftrace_set_filter_ip(&rslub_hook_ops[h], (unsigned long)fns[h], 0, 0);
+		if (ret) {
+			pr_err("rslub: %ps has no ftrace call site (%d): cannot back caches\n",
+			       fns[h], ret);
+			ftrace_free_filter(&rslub_hook_ops[h]);
+			break;
+		}
+		ret = register_ftrace_function(&rslub_hook_ops[h]);
+		if (ret) {
+			pr_err("rslub: cannot hook %ps (%d): is another module redirecting it?\n",
+			       fns[h], ret);
+			ftrace_free_filter(&rslub_hook_ops[h]);
+			break;
+		}
+	}
+	if (!ret) {
+		/* rmmod must wait until nothing is backed and no backed object is alive. */
+		__module_get(THIS_MODULE);
+		return 0;
+	}
+	while (h--) {
+		unregister_ftrace_function(&rslub_hook_ops[h]);
+		ftrace_free_filter(&rslub_hook_ops[h]);
+	}
+	return ret;
+}
+
+/* Removes the hooks; no backed cache and no object of one may be left. */
+void rslub_hook_exit(void)
+{
+	int h;
+
+	for (h = 0; h < H_NR; h++) {
+		unregister_ftrace_function(&rslub_hook_ops[h]);
+		ftrace_free_filter(&rslub_hook_ops[h]);
+	}
+	module_put(THIS_MODULE);
+}
+
+/* Backs @kc with rslub cache @rc: 0, -EEXIST (already backed) or -ENOSPC. */
+int rslub_hook_back(struct kmem_cache *kc, void *rc)
+{
+	int i, free = -1, ret = 0;
+
+	mutex_lock(&rslub_backed_lock);
+	for (i = 0; i < RSLUB_MAX_BACKED; i++) {
+		if (rslub_backed[i].kc == kc) {
+			ret = -EEXIST;
+			goto out;
+		}
+		if (!rslub_backed[i].kc && free < 0)
+			free = i;
+	}
+	if (free < 0) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	WRITE_ONCE(rslub_backed[free].rc, rc);
+	smp_store_release(&rslub_backed[free].kc, kc);
+	if (free >= rslub_backed_end)
+		WRITE_ONCE(rslub_backed_end, free + 1);
+out:
+	mutex_unlock(&rslub_backed_lock);
+	return ret;
+}
+
+/*
+ * Stops backing @kc: new allocations go to the kernel at once. Returns the rslub cache
+ * that backed it (NULL if none), once no handler or replacement uses it any more; its
+ * objects may still be live (they are freed to it wherever they are freed). May sleep.
+ */
+void *rslub_hook_unback(struct kmem_cache *kc)
+{
+	struct rslub_backing *b = NULL;
+	void *rc = NULL;
+	int i;
+
+	mutex_lock(&rslub_backed_lock);
+	for (i = 0; i < RSLUB_MAX_BACKED; i++) {
+		if (rslub_backed[i].kc == kc) {
+			b = &rslub_backed[i];
+			WRITE_ONCE(b->kc, NULL);
+			break;
+		}
+	}
+	if (b) {
+		/* Handlers run with preemption off, lookups under rcu_read_lock(). */
+		synchronize_rcu();
+		/* A replacement that got the slot before still allocates from rc. */
+		while (atomic_read(&b->users))
+			msleep(1);
+		rc = b->rc;
+		b->rc = NULL;
+	}
+	mutex_unlock(&rslub_backed_lock);
+	return rc;
+}
+
+/* The rslub cache backing @kc, or NULL. */
+void *rslub_hook_backed(struct kmem_cache *kc)
+{
+	struct rslub_backing *b;
+	void *rc = NULL;
+
+	rcu_read_lock();
+	b = rslub_lookup(kc);
+	if (b)
+		rc = READ_ONCE(b->rc);
+	rcu_read_unlock();
+	return rc;
+}
+
+/* What rslub needs of a kernel cache to serve it. */
+void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
+		   void (**ctor)(void *), unsigned long *flags, const char **name)
+{
+	*size = kc->object_size;
+	*align = kc->align;
+	*ctor = kc->ctor;
+	*flags = (__force unsigned long)kc->flags;
+	*name = kc->name;
+}
+
+/* Why rslub cannot serve @kc correctly, or NULL if it can. */
+const char *rslub_kc_refusal(struct kmem_cache *kc)
+{
+	if (kc->flags & SLAB_TYPESAFE_BY_RCU)
+		return "SLAB_TYPESAFE_BY_RCU: rslub gives empty slabs back without an RCU grace period";
+	if (kc->flags & SLAB_ACCOUNT)
+		return "SLAB_ACCOUNT: rslub does not charge objects to memory cgroups";
+	if (kc->flags & (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER |
+			 SLAB_CONSISTENCY_CHECKS | SLAB_TRACE))
+		return "a slub_debug flag: rslub has no red zones, poisoning or tracking";
+	if (kc->flags & SLAB_KMALLOC)
+		return "a kmalloc cache: kfree, ksize and krealloc of its objects are not routed";
+	if (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32))
+		return "a DMA cache: rslub's pages come from the normal zones";
+	return NULL;
+}
+
+/*
+ * Watches for a cache named @name (which must stay valid until rslub_hook_unwatch()):
+ * rslub_hook_seen() returns it once it allocates. The hooks must be registered.
+ * Returns the slot, or -ENOSPC.
+ */
+int rslub_hook_watch(const char *name)
+{
+	int i, ret = -ENOSPC;
+
+	mutex_lock(&rslub_backed_lock);
+	for (i = 0; i < RSLUB_MAX_WATCHED; i++) {
+		if (!rslub_watched[i]) {
+			WRITE_ONCE(rslub_seen[i], NULL);
+			WRITE_ONCE(rslub_watched[i], name);
+			WRITE_ONCE(rslub_nwatched, rslub_nwatched + 1);
+			ret = i;
+			break;
+		}
+	}
+	mutex_unlock(&rslub_backed_lock);
+	return ret;
+}
+
+/* The cache seen for watch @slot, or NULL. */
+struct kmem_cache *rslub_hook_seen(int slot)
+{
+	return READ_ONCE(rslub_seen[slot]);
+}
+
+/* Stops watch @slot; afterwards no handler reads its name. May sleep. */
+void rslub_hook_unwatch(int slot)
+{
+	mutex_lock(&rslub_backed_lock);
+	WRITE_ONCE(rslub_watched[slot], NULL);
+	WRITE_ONCE(rslub_nwatched, rslub_nwatched - 1);
+	mutex_unlock(&rslub_backed_lock);
+	synchronize_rcu();
+	WRITE_ONCE(rslub_seen[slot], NULL);
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_back`: a cache made with the kernel's `kmem_cache_create()`,
+//! backed by rslub and used through the kernel's own entry points (`kmem_cache_alloc`,
+//! `_zalloc`, `_node`, `_lru`, `_bulk`, `kmem_cache_free`, `kfree`, `_free_bulk`,
+//! `kfree_bulk`), as any kernel user calls them: objects crossing the back/unback
+//! boundary, constructor, frees on other CPUs, refusals, and the module held while
+//! anything is backed.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_back)]
+mod tests {
+    use crate::{
+        back::{self, KmemCache},
+        common::{have_two_cpus, pin, unpin},
+        gfp::Gfp,
+        slab,
+        test_shim::{
+            kfree, kfree_bulk, module_refcount, msleep, on_slab_page, read_file, write_file,
+            KernelCache, Thread,
+        },
+    };
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use kernel::{bindings, error::code::*};
+
+    const SIZE: u32 = 200;
+
+    fn handle(kc: &KernelCache) -> KmemCache {
+        // SAFETY: `kc` lives until the end of the test, after every use of the handle.
+        unsafe { KmemCache::from_raw(kc.raw()) }
+    }
+
+    /// Whether `p` is an rslub object.
+    fn rslub_owns(p: usize) -> bool {
+        !slab::owner_of(p as *const u8).is_null()
+    }
+
+    /// Writes a pattern over a `SIZE`-byte object.
+    fn dirty(p: usize) {
+        // SAFETY: a live object of `SIZE` bytes owned by the test.
+        unsafe { core::ptr::write_bytes(p as *mut u8, 0x6b, SIZE as usize) };
+    }
+
+    #[test]
+    fn every_entry_point_of_a_backed_cache_goes_to_rslub() {
+        let kc = KernelCache::create(c"rslub_test_kc", SIZE, 0, 0, None).expect("kmem_cache");
+        let refs = module_refcount();
+        // Allocated by the kernel before backing.
+        let before = kc.alloc(Gfp::KERNEL);
+        assert!(before != 0 && on_slab_page(before) && !rslub_owns(before));
+
+        back::back(handle(&kc)).expect("back");
+        // Held while anything is backed: rmmod is refused.
+        assert_eq!(module_refcount(), refs + 1);
+        let a = kc.alloc(Gfp::KERNEL);
+        let z = kc.zalloc(Gfp::KERNEL);
+        let n = kc.alloc_node(Gfp::KERNEL, 0);
+        let l = kc.alloc_lru(Gfp::KERNEL);
+        let mut bulk = [0usize; 24];
+        assert!(kc.alloc_bulk(Gfp::KERNEL, &mut bulk));
+        for p in Iterator::chain([a, z, n, l].iter(), bulk.iter()) {
+            assert!(*p != 0 && !on_slab_page(*p) && rslub_owns(*p));
+        }
+        // SAFETY: a live object of `SIZE` bytes.
+        let zb = unsafe { core::slice::from_raw_parts(z as *const u8, SIZE as usize) };
+        assert!(zb.iter().all(|&b| b == 0));
+        for p in [a, z, n, l] {
+            dirty(p);
+        }
+        // Freed through every entry point; the kernel's object goes back to the kernel.
+        // SAFETY: each object was allocated from `kc` above and is freed once.
+        unsafe {
+            kc.free(a);
+            kfree(z);
+            kc.free(n);
+            kfree(l);
+            kc.free(before);
+            kc.free_bulk(&mut bulk[..12]);
+            kfree_bulk(&mut bulk[12..]);
+        }
+        // Everything came back: unbacking finds no live object and drains at once.
+        let last = kc.alloc(Gfp::KERNEL);
+        assert!(rslub_owns(last));
+        assert_eq!(back::unback(handle(&kc)), Ok(1));
+        // Allocations go to the kernel at once; the rslub object is still freed to rslub.
+        let after = kc.alloc(Gfp::KERNEL);
+        assert!(on_slab_page(after) && !rslub_owns(after));
+        assert_eq!(back::release_drained(), 1);
+        // SAFETY: allocated above, freed once each.
+        unsafe {
+            kc.free(last);
+            kc.free(after);
+        }
+        assert_eq!(back::release_drained(), 0);
+        assert!(!back::busy());
+        assert_eq!(module_refcount(), refs);
+    }
+
+    static CTOR_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    /// Marks an object.
+    ///
+    /// # Safety
+    ///
+    /// `obj` must be a fresh object of at least 8 bytes.
+    unsafe extern "C" fn ctor(obj: *mut core::ffi::c_void) {
+        CTOR_CALLS.fetch_add(1, Relaxed);
+        // SAFETY: a fresh object of `SIZE` bytes.
+        unsafe { obj.cast::<u64>().write(0x1234_5678_9abc_def0) };
+    }
+
+    #[test]
+    fn backed_objects_are_constructed_and_freed_on_other_cpus() {
+        if !have_two_cpus() {
+            return;
+        }
+        let kc = KernelCache::create(c"rslub_test_kc_ctor", SIZE, 64, 0, Some(ctor))
+            .expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let calls = CTOR_CALLS.load(Relaxed);
+        pin(0);
+        let mut objs = [0usize; 64];
+        for o in objs.iter_mut() {
+            *o = kc.alloc(Gfp::KERNEL);
+        }
+        pin(1);
+        for &o in objs.iter() {
+            assert!(rslub_owns(o));
+            assert_eq!(o % 64, 0);
+            // SAFETY: a constructed object of `SIZE` bytes.
+            assert_eq!(unsafe { (o as *const u64).read() }, 0x1234_5678_9abc_def0);
+            // SAFETY: allocated above, freed once, on another CPU.
+            unsafe { kc.free(o) };
+        }
+        unpin();
+        assert!(CTOR_CALLS.load(Relaxed) > calls);
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::release_drained(), 0);
+        assert!(!back::busy());
+    }
+
+    #[test]
+    fn caches_rslub_cannot_serve_are_refused() {
+        let rcu = 1usize << bindings::_slab_flag_bits__SLAB_TYPESAFE_BY_RCU;
+        let kc = KernelCache::create(c"rslub_test_kc_rcu", SIZE, 0, rcu, None).expect("kmem_cache");
+        assert_eq!(back::back(handle(&kc)), Err(EINVAL));
+        assert!(!back::busy());
+        let p = kc.alloc(Gfp::KERNEL);
+        assert!(on_slab_page(p));
+        // SAFETY: allocated above, freed once.
+        unsafe { kc.free(p) };
+
+        let ok = KernelCache::create(c"rslub_test_kc_twice", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&ok)).expect("back");
+        assert_eq!(back::back(handle(&ok)), Err(EEXIST));
+        assert_eq!(back::unback(handle(&ok)), Ok(0));
+        assert_eq!(back::unback(handle(&ok)), Err(ENOENT));
+        assert_eq!(back::release_drained(), 0);
+        assert!(!back::busy());
+    }
+
+    /// Caches are found by name when they allocate (the kernel's list of caches is not
+    /// exported): `back=` and the debugfs `back` file take names; a name that does not
+    /// allocate within a second is refused, with nothing changed.
+    #[test]
+    fn caches_are_backed_and_unbacked_by_name() {
+        let kc = KernelCache::create(c"rslub_test_kc_named", SIZE, 0, 0, None).expect("kmem_cache");
+        let stop = AtomicBool::new(false);
+        let allocations = AtomicUsize::new(0);
+        // A user of the cache, allocating and freeing as a kernel subsystem would.
+        let user = || {
+            while !stop.load(Relaxed) {
+                let p = kc.alloc(Gfp::KERNEL);
+                if p != 0 {
+                    allocations.fetch_add(1, Relaxed);
+                    // SAFETY: allocated just above, freed once.
+                    unsafe { kc.free(p) };
+                }
+                msleep(1);
+            }
+        };
+        // SAFETY: `user` outlives the thread, joined below.
+        let t = unsafe { Thread::start_unbound(&user) }.expect("thread");
+        assert_eq!(back::back_all(c"rslub_test_kc_named"), Ok(()));
+        assert_eq!(back::back(handle(&kc)), Err(EEXIST));
+        // Refused, and nothing changed: the cache stays backed, the unknown one is not.
+        assert_eq!(
+            back::back_all(c"rslub_test_kc_named2,rslub_test_no_such_cache"),
+            Err(ENOENT)
+        );
+        let mut buf = [0u8; 512];
+        let n = read_file(c"rslub_kunit/back", &mut buf).expect("back file");
+        let shown = core::str::from_utf8(&buf[..n]).expect("text");
+        assert!(shown
+            .lines()
+            .any(|l| l.starts_with("rslub_test_kc_named backed alloc ")));
+        assert_eq!(shown.lines().count(), 1);
+        // Unbacked through the file, as a user does.
+        assert_eq!(
+            write_file(c"rslub_kunit/back", b"-rslub_test_kc_named\n"),
+            Ok(21)
+        );
+        assert_eq!(
+            write_file(c"rslub_kunit/back", b"-rslub_test_kc_named"),
+            Err(ENOENT)
+        );
+        assert_eq!(write_file(c"rslub_kunit/back", b"two names"), Err(EINVAL));
+        stop.store(true, Relaxed);
+        drop(t);
+        assert!(allocations.load(Relaxed) > 0);
+        assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
+        assert!(!back::busy());
+    }
+}
