@@ -3,7 +3,8 @@
 # rslub: quick start in README.md.
 #
 #   make test    boot the test kernel, run the KUnit suites, print "N passed, N failed"
-#   make run     boot it, load rslub with PARAMS="...", print what it reports
+#   make run     boot it, load rslub with PARAMS="...", print what it reports; with
+#                BACK=cache,... rslub backs those kernel caches while hackbench runs
 #   make shell   interactive guest with the modules at hand
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
@@ -18,7 +19,7 @@
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES MEMLESS UPDATE_README PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
+export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
 
 .PHONY: all setup kernel modules test run shell check bench clean
 all: modules

@@ -50,6 +50,7 @@ mod ffi {
             name: *mut *const c_char,
         );
         pub(super) fn rslub_kc_refusal(kc: *mut bindings::kmem_cache) -> *const c_char;
+        pub(super) fn rslub_kc_known(name: *const c_char) -> *mut bindings::kmem_cache;
         pub(super) fn rslub_hook_watch(name: *const c_char) -> c_int;
         pub(super) fn rslub_hook_seen(slot: c_int) -> *mut bindings::kmem_cache;
         pub(super) fn rslub_hook_unwatch(slot: c_int);
@@ -295,9 +296,16 @@ pub(crate) fn busy() -> bool {
 }
 
 /// Backs the kernel cache named `name` (see [`back`]). The kernel's list of caches is not
-/// exported, so the cache is found when it next allocates: a name that allocates nothing
-/// for a second is refused with `ENOENT` (unknown, or idle), with a message saying so.
+/// exported: a cache the kernel exports a pointer to (the skb caches) is found at once;
+/// any other when it next allocates, and a name that allocates nothing for a second is
+/// refused with `ENOENT` (unknown, or idle), with a message saying so.
 pub(crate) fn back_name(name: &CStr) -> Result {
+    // SAFETY: `name` is a valid C string.
+    if let Some(kc) = NonNull::new(unsafe { ffi::rslub_kc_known(name.as_char_ptr()) }) {
+        // SAFETY: The kernel's own long-lived caches, destroyed only through the hooked
+        // `kmem_cache_destroy()`, which unbacks first.
+        return back(unsafe { KmemCache::from_raw(kc) });
+    }
     let owned = kernel::str::CString::try_from(name)?;
     let slot = {
         let mut st = BACK.lock();

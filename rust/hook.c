@@ -23,6 +23,7 @@
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <net/hotdata.h>
 
 #include "slab.h" /* mm/slab.h of the kernel tree: struct kmem_cache */
 
@@ -44,6 +45,7 @@ void *rslub_hook_backed(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
 const char *rslub_kc_refusal(struct kmem_cache *kc);
+struct kmem_cache *rslub_kc_known(const char *name);
 int rslub_hook_watch(const char *name);
 struct kmem_cache *rslub_hook_seen(int slot);
 void rslub_hook_unwatch(int slot);
@@ -500,4 +502,25 @@ void rslub_hook_unwatch(int slot)
 	mutex_unlock(&rslub_backed_lock);
 	synchronize_rcu();
 	WRITE_ONCE(rslub_seen[slot], NULL);
+}
+
+/*
+ * The caches that can be found by name without waiting for them to allocate: those
+ * the kernel exports a pointer to (the skb caches of net_hotdata). NULL otherwise.
+ */
+struct kmem_cache *rslub_kc_known(const char *name)
+{
+	struct kmem_cache *known[] = {
+#ifdef CONFIG_NET
+		net_hotdata.skbuff_cache,
+		net_hotdata.skbuff_fclone_cache,
+		net_hotdata.skb_small_head_cache,
+#endif
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(known); i++)
+		if (known[i] && !strcmp(known[i]->name, name))
+			return known[i];
+	return NULL;
 }

@@ -6,11 +6,14 @@
 #   guest.sh test RUNDIR MODDIR KPARAMS load checks (as KTAP suite rslub_load), then the
 #                                       KUnit module with KPARAMS; results go to
 #                                       RUNDIR/ktap/<suite>
-#   guest.sh run  RUNDIR MODDIR PARAMS  modprobe rslub PARAMS, print what it reports
+#   guest.sh run  RUNDIR MODDIR PARAMS [BACK]
+#                                       modprobe rslub PARAMS, print what it reports; with
+#                                       BACK, back those caches while hackbench runs, print
+#                                       rslub's statistics for them, unback, drain, rmmod
 #
 # RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
 set -uo pipefail
-mode=$1 rundir=$2 moddir=$3 params=${4:-}
+mode=$1 rundir=$2 moddir=$3 params=${4:-} back=${5:-}
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # `run` keeps the console quiet (what matters is printed from dmesg); `test` leaves the
@@ -33,16 +36,45 @@ modtree() {
 	depmod -b "$rundir/modtree" "$(uname -r)"
 }
 
+# run_backed: with rslub backing $back, hackbench (4 groups of 10 senders and 10
+# receivers over unix sockets, 1000 messages each), then per cache what rslub served,
+# then unbacking, draining and rmmod.
+run_backed() {
+	local d=/sys/kernel/debug/rslub c n
+	echo "guest: hackbench -g 4 -l 1000 with rslub backing $back"
+	hackbench -g 4 -l 1000 || return 1
+	echo "guest: rslub's backed caches (alloc/free: objects served by rslub):"
+	sed 's/^/  /' "$d/back"
+	for c in ${back//,/ }; do
+		echo "guest: rslub statistics of $c:"
+		tr '\n' ' ' < "$d/$c/stats" | fold -s -w 100 | sed 's/^/  /'
+		echo
+	done
+	for c in ${back//,/ }; do echo "-$c" > "$d/back" || return 1; done
+	for n in $(seq 100); do
+		echo drain > "$d/back"
+		[ -z "$(cat "$d/back")" ] && break
+		sleep 0.1
+	done
+	[ -z "$(cat "$d/back")" ] || { echo "guest: still draining after 10 s:"; cat "$d/back"; return 1; }
+	echo "guest: unbacked; every rslub object was freed (0 live), after $n drain round(s)"
+}
+
 if [ "$mode" = run ]; then
 	modtree
 	mark_log
 	# shellcheck disable=SC2086 # PARAMS is a list of name=value words
-	modprobe -d "$rundir/modtree" rslub $params
+	modprobe -d "$rundir/modtree" rslub $params ${back:+back=$back}
 	rc=$?
+	if [ "$rc" -eq 0 ] && [ -n "$back" ]; then
+		run_backed || rc=1
+	fi
 	echo "guest: kernel command line: $(cat /proc/cmdline | tr ' ' '\n' | grep '^rslub\.' | tr '\n' ' ')"
 	echo "guest: online CPUs $(cat /sys/devices/system/cpu/online), online nodes $(cat /sys/devices/system/node/online)"
-	new_log | grep -E 'rslub' || true
-	[ "$rc" -eq 0 ] && rmmod rslub
+	new_log | grep -E 'rslub|WARNING|BUG|Oops|KASAN' || true
+	if [ "$rc" -eq 0 ]; then
+		rmmod rslub && echo "guest: rmmod rslub: done" || rc=1
+	fi
 	echo "$rc" > "$rundir/done"
 	exit 0
 fi

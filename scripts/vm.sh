@@ -9,7 +9,7 @@
 #
 # (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
-# Variables: CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
+# Variables: BACK (run: kernel caches rslub backs while hackbench runs), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
 # 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
@@ -138,9 +138,20 @@ shell)
 run)
 	rundir=$(mktemp -d "$RSLUB_CACHE/run.XXXXXX")
 	trap 'rm -rf "$rundir"' EXIT
-	log "run: $where; modprobe rslub $PARAMS"
+	if [ -n "${BACK:-}" ]; then
+		[[ "$BACK" =~ ^[A-Za-z0-9_.:,-]+$ ]] || die "BACK=$BACK: cache names, comma-separated"
+		# The workload: hackbench, from Debian's rt-tests, run in the guest from the host's
+		# root file system (virtme-ng).
+		if ! command -v hackbench >/dev/null; then
+			log "installing rt-tests (hackbench) for BACK="
+			as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+				--no-install-recommends rt-tests >/dev/null
+		fi
+	fi
+	log "run: $where; modprobe rslub $PARAMS${BACK:+ back=$BACK}"
 	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" \
-		--exec "$RSLUB_TOP/scripts/guest.sh run $rundir $moddir '$PARAMS'" </dev/null 2>&1 | cat
+		--exec "$RSLUB_TOP/scripts/guest.sh run $rundir $moddir '$PARAMS' '${BACK:-}'" \
+		</dev/null 2>&1 | cat
 	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
 	exit "$(cat "$rundir/done")"
 	;;

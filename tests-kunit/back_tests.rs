@@ -212,4 +212,25 @@ mod tests {
         assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
         assert!(!back::busy());
     }
+
+    /// The skb caches, whose pointers the kernel exports, are found by name at once, also
+    /// when idle (nothing sends packets during the suites: a watched name would time out
+    /// with `ENOENT`).
+    #[test]
+    fn skb_caches_are_found_by_name_when_idle() {
+        assert_eq!(back::back_name(c"skbuff_small_head"), Ok(()));
+        assert_eq!(back::back_name(c"skbuff_small_head"), Err(EEXIST));
+        assert!(back::unback_name(c"skbuff_small_head").is_ok());
+        // Objects the kernel took meanwhile come back when it frees them.
+        let mut left = back::release_drained();
+        for _ in 0..1000 {
+            if left == 0 {
+                break;
+            }
+            msleep(10);
+            left = back::release_drained();
+        }
+        assert_eq!(left, 0);
+        assert!(!back::busy());
+    }
 }
