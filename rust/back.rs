@@ -65,6 +65,26 @@ pub(crate) extern "C" fn rslub_object_cache(obj: *const c_void) -> *mut c_void {
     slab::owner_of(obj.cast()).cast_mut().cast()
 }
 
+/// Frees `obj`, an object the hooks found rslub owns ([`rslub_object_cache`] said so at
+/// the `kfree()` or `kmem_cache_free()` that reaches here): its slab leads to its cache
+/// in two loads, without validating the page again.
+///
+/// # Safety
+///
+/// `obj` must be a live object of an rslub cache, freed by its owner, not used afterwards.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
+    // SAFETY: A live rslub object (caller): its page points at its live `Slab`, whose
+    // `cache` is the live `CacheCore` it came from.
+    let cache = unsafe {
+        &*(*crate::mm::slab_of(obj.cast()).cast::<slab::Slab>())
+            .cache
+            .cast::<CacheCore>()
+    };
+    // SAFETY: `obj` is a live object of `cache` (caller), freed once.
+    unsafe { cache.free(NonNull::new_unchecked(obj.cast())) };
+}
+
 /// Called by the hooks when a backed cache is being destroyed by its owner
 /// (`kmem_cache_destroy()`): it is unbacked first, so the table never points at a freed
 /// cache. Objects rslub still holds for it drain as after any unbacking.
@@ -123,7 +143,7 @@ impl KmemCache {
 /// A backed cache, or one draining after unbacking.
 struct Backing {
     kc: KmemCache,
-    cache: Option<Cache>,
+    cache: Cache,
     draining: bool,
 }
 
@@ -183,11 +203,13 @@ pub(crate) fn back(kc: KmemCache) -> Result {
         pr_err!("cannot back {name}: {why}\n");
         return Err(EINVAL);
     }
-    if st.list.iter().any(|b| b.kc == kc) {
-        pr_err!("cannot back {name}: already backed, or still draining since unbacked\n");
+    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
+        pr_err!("cannot back {name}: already backed\n");
         return Err(EEXIST);
     }
     st.list.reserve(1, GFP_KERNEL)?;
+    // The rslub cache has the kernel cache's name: a draining one of that name is in the
+    // way (`EEXIST`) until its last object is freed.
     let cache = Cache::create(&CacheArgs {
         name,
         size,
@@ -195,7 +217,9 @@ pub(crate) fn back(kc: KmemCache) -> Result {
         flags: 0,
         ctor,
     })
-    .inspect_err(|e| pr_err!("cannot back {name}: no rslub cache ({e:?})\n"))?;
+    .inspect_err(|e| {
+        pr_err!("cannot back {name}: no rslub cache of that name ({e:?}; still draining?)\n")
+    })?;
     hook(&mut st)?;
     let core: *const CacheCore = &*cache;
     // SAFETY: `kc` is live; `core` stays live until unbacked and drained.
@@ -204,13 +228,13 @@ pub(crate) fn back(kc: KmemCache) -> Result {
         pr_err!("cannot back {name}: {e:?}\n");
         drop(cache);
         unhook_if_idle(&mut st);
-        return Err(if e == EEXIST { EEXIST } else { EBUSY });
+        return Err(e);
     }
     // Cannot fail: room was reserved above.
     st.list.push(
         Backing {
             kc,
-            cache: Some(cache),
+            cache,
             draining: false,
         },
         GFP_KERNEL,
@@ -232,15 +256,15 @@ pub(crate) fn unback(kc: KmemCache) -> Result<u64> {
     // SAFETY: `kc` is live; afterwards no hook or replacement uses the rslub cache.
     unsafe { ffi::rslub_hook_unback(kc.as_ptr()) };
     st.list[i].draining = true;
-    drop(st);
-    release_drained();
-    let st = BACK.lock();
-    Ok(st
-        .list
-        .iter()
-        .find(|b| b.kc == kc)
-        .and_then(|b| b.cache.as_ref())
-        .map_or(0, live_objects))
+    let live = live_objects(&st.list[i].cache);
+    if live == 0 {
+        if let Ok(b) = st.list.remove(i) {
+            // No object left and no hook can reach it: nothing refers to it.
+            let _ = b.cache.destroy();
+        }
+    }
+    unhook_if_idle(&mut st);
+    Ok(live)
 }
 
 /// Objects of a cache nobody allocates from any more that are still allocated.
@@ -255,13 +279,12 @@ pub(crate) fn release_drained() -> usize {
     let mut st = BACK.lock();
     let mut i = 0;
     while i < st.list.len() {
-        let b = &mut st.list[i];
-        if b.draining && b.cache.as_ref().is_some_and(|c| live_objects(c) == 0) {
-            if let Some(c) = b.cache.take() {
+        let b = &st.list[i];
+        if b.draining && live_objects(&b.cache) == 0 {
+            if let Ok(b) = st.list.remove(i) {
                 // No object left and no hook can reach it: nothing refers to it.
-                let _ = c.destroy();
+                let _ = b.cache.destroy();
             }
-            let _ = st.list.remove(i);
             continue;
         }
         i += 1;
@@ -354,7 +377,7 @@ pub(crate) fn unback_name(name: &CStr) -> Result<u64> {
         let st = BACK.lock();
         st.list
             .iter()
-            .find(|b| !b.draining && b.cache.as_ref().is_some_and(|c| c.name() == name))
+            .find(|b| !b.draining && b.cache.name() == name)
             .map(|b| b.kc)
     };
     let Some(kc) = kc else {
@@ -383,8 +406,8 @@ pub(crate) fn back_all(names: &CStr) -> Result {
     Ok(())
 }
 
-/// Unbacks everything, when the module goes away (nothing can be backed by then: the
-/// hooks hold the module while anything is).
+/// When the module goes away: nothing can be backed or draining by then (the hooks hold
+/// the module while anything is); says so if that was broken.
 pub(crate) fn exit() {
     let st = BACK.lock();
     if !st.list.is_empty() {
@@ -396,20 +419,19 @@ pub(crate) fn exit() {
 pub(crate) fn show(f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
     let st = BACK.lock();
     for b in st.list.iter() {
-        if let Some(c) = b.cache.as_ref() {
-            let s = c.stats();
-            writeln!(
-                f,
-                "{} {} alloc {} free {} slabs {}",
-                c.name().to_str().unwrap_or("?"),
-                if b.draining { "draining" } else { "backed" },
-                s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
-                s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
-                crate::topology::online_nodes()
-                    .map(|n| c.node_counts(n).0)
-                    .sum::<i64>()
-            )?;
-        }
+        let c = &b.cache;
+        let s = c.stats();
+        writeln!(
+            f,
+            "{} {} alloc {} free {} slabs {}",
+            c.name().to_str().unwrap_or("?"),
+            if b.draining { "draining" } else { "backed" },
+            s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
+            s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
+            crate::topology::online_nodes()
+                .map(|n| c.node_counts(n).0)
+                .sum::<i64>()
+        )?;
     }
     Ok(())
 }

@@ -164,16 +164,58 @@ fn store_walk(c: &CacheRef, r: &mut UserSliceReader) -> Result {
     Ok(())
 }
 
-/// Reads a decimal number in `0..=max` written to a file; anything else is `EINVAL`.
-fn read_number(r: &mut UserSliceReader, max: u32) -> Result<u32> {
-    let mut buf = [0u8; 16];
+/// The module-wide `back` file under `root`: one line per kernel cache rslub backs or
+/// drains; writing `name` backs the kernel cache `name`, `-name` unbacks it, `drain`
+/// destroys the rslub caches of unbacked caches whose objects are all freed (see
+/// `Documentation/backing.rst`).
+pub(crate) fn back_file(root: &Dir) -> Result<Pin<KBox<File<()>>>> {
+    KBox::pin_init(
+        root.read_write_callback_file(c"back", (), &show_back, &store_back),
+        GFP_KERNEL,
+    )
+}
+
+fn show_back(_: &(), f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    crate::back::show(f)
+}
+
+fn store_back(_: &(), r: &mut UserSliceReader) -> Result {
+    let mut buf = [0u8; 64];
+    let s = read_text(r, &mut buf)?;
+    if s == "drain" {
+        crate::back::release_drained();
+        return Ok(());
+    }
+    let (unback, name) = match s.strip_prefix('-') {
+        Some(name) => (true, name),
+        None => (false, s),
+    };
+    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
+        return Err(EINVAL);
+    }
+    let name = kernel::str::CString::try_from_fmt(fmt!("{name}"))?;
+    if unback {
+        crate::back::unback_name(&name).map(|_| ())
+    } else {
+        crate::back::back_name(&name)
+    }
+}
+
+/// Reads what was written to a file, at most `buf.len()` bytes of UTF-8, trimmed;
+/// anything else is `EINVAL`.
+fn read_text<'a>(r: &mut UserSliceReader, buf: &'a mut [u8]) -> Result<&'a str> {
     let n = r.len();
     if n == 0 || n > buf.len() {
         return Err(EINVAL);
     }
     r.read_slice(&mut buf[..n])?;
-    let s = core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?.trim();
-    let v: u32 = s.parse().map_err(|_| EINVAL)?;
+    Ok(core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?.trim())
+}
+
+/// Reads a decimal number in `0..=max` written to a file; anything else is `EINVAL`.
+fn read_number(r: &mut UserSliceReader, max: u32) -> Result<u32> {
+    let mut buf = [0u8; 16];
+    let v: u32 = read_text(r, &mut buf)?.parse().map_err(|_| EINVAL)?;
     if v > max {
         return Err(EINVAL);
     }

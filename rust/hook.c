@@ -35,13 +35,13 @@ void *rslub_cache_alloc_node(void *s, gfp_t gfp, int node);
 int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void *rslub_object_cache(const void *obj);
+void rslub_free_owned(void *obj);
 void rslub_back_destroying(struct kmem_cache *kc);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
 int rslub_hook_back(struct kmem_cache *kc, void *rc);
 void *rslub_hook_unback(struct kmem_cache *kc);
-void *rslub_hook_backed(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
 const char *rslub_kc_refusal(struct kmem_cache *kc);
@@ -133,10 +133,11 @@ static __always_inline void *rslub_foreign(const void *x)
 }
 
 /*
- * The replacements, reached with the hooked function's arguments in place. Each takes
- * the backing again: the cache may have been unbacked since the handler looked, and
- * then the kernel's own function serves (called from this module: not redirected).
- * rslub_get()/rslub_put() keep the rslub cache alive across the call.
+ * The replacements, reached with the hooked function's arguments in place. An allocation
+ * takes the backing again: the cache may have been unbacked since the handler looked,
+ * and then the kernel's own function serves (the handler lets an unbacked cache
+ * through). rslub_get()/rslub_put() keep the rslub cache alive across the call. A free
+ * was only redirected for an object rslub owns, which stays so while it is live.
  */
 static notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
 {
@@ -182,29 +183,18 @@ static notrace bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t s
 
 static notrace void rslub_r_free(struct kmem_cache *s, void *x)
 {
-	void *rc = rslub_foreign(x);
-
-	if (rc)
-		rslub_cache_free(rc, x);
-	else
-		kmem_cache_free(s, x);
+	rslub_free_owned(x);
 }
 
 static notrace void rslub_r_kfree(const void *x)
 {
-	void *rc = rslub_foreign(x);
-
-	if (rc)
-		rslub_cache_free(rc, (void *)x);
-	else
-		kfree(x);
+	rslub_free_owned((void *)x);
 }
 
 static notrace void rslub_r_destroy(struct kmem_cache *s)
 {
 	/* Stop backing first: the table must not keep a pointer to a freed cache. */
-	if (rslub_hook_backed(s))
-		rslub_back_destroying(s);
+	rslub_back_destroying(s);
 	kmem_cache_destroy(s);
 }
 
@@ -419,20 +409,6 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		b->rc = NULL;
 	}
 	mutex_unlock(&rslub_backed_lock);
-	return rc;
-}
-
-/* The rslub cache backing @kc, or NULL. */
-void *rslub_hook_backed(struct kmem_cache *kc)
-{
-	struct rslub_backing *b;
-	void *rc = NULL;
-
-	rcu_read_lock();
-	b = rslub_lookup(kc);
-	if (b)
-		rc = READ_ONCE(b->rc);
-	rcu_read_unlock();
 	return rc;
 }
 

@@ -14,7 +14,6 @@ use kernel::{
     debugfs::{Dir, File},
     error::code::{EEXIST, EINVAL},
     prelude::*,
-    uaccess::UserSliceReader,
 };
 
 /// A registered cache and its debugfs files.
@@ -63,47 +62,16 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
     let mut reg = REGISTRY.lock();
     reg.params = Some(params);
     let root = Dir::new(debugfs_name);
-    // The `back` file: which kernel caches rslub backs; writing backs or unbacks one.
-    let back_file = KBox::pin_init(
-        root.read_write_callback_file(c"back", (), &show_back, &store_back),
-        GFP_KERNEL,
-    );
-    reg.back_file = back_file.ok();
+    match crate::debugfs::back_file(&root) {
+        Ok(f) => reg.back_file = Some(f),
+        Err(e) => {
+            drop(reg);
+            shim::exit();
+            return Err(e);
+        }
+    }
     reg.root = Some(root);
     Ok(())
-}
-
-fn show_back(_: &(), f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
-    crate::back::show(f)
-}
-
-/// `name` backs the kernel cache `name`, `-name` unbacks it, `drain` destroys the rslub
-/// caches of unbacked caches whose objects are all freed.
-fn store_back(_: &(), r: &mut UserSliceReader) -> Result {
-    let mut buf = [0u8; 64];
-    let n = r.len();
-    if n == 0 || n >= buf.len() {
-        return Err(EINVAL);
-    }
-    r.read_slice(&mut buf[..n])?;
-    let s = core::str::from_utf8(&buf[..n]).map_err(|_| EINVAL)?.trim();
-    if s == "drain" {
-        crate::back::release_drained();
-        return Ok(());
-    }
-    let (unback, name) = match s.strip_prefix('-') {
-        Some(name) => (true, name),
-        None => (false, s),
-    };
-    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
-        return Err(EINVAL);
-    }
-    let name = kernel::str::CString::try_from_fmt(fmt!("{name}"))?;
-    if unback {
-        crate::back::unback_name(&name).map(|_| ())
-    } else {
-        crate::back::back_name(&name)
-    }
 }
 
 /// Removes the debugfs files; called when the module goes away. A cache its creator never

@@ -195,8 +195,12 @@ impl Slab {
     /// `slab` must come from [`Slab::publish`], and nothing may use it, its pages or its
     /// objects afterwards.
     pub(crate) unsafe fn free(slab: NonNull<Slab>) {
-        // SAFETY: The caller gives the slab up; it was written by `publish`.
-        unsafe { ptr::drop_in_place(slab.as_ptr()) };
+        // SAFETY: The caller gives the slab up; it was written by `publish`. The magic
+        // goes first, so that freed metadata never passes for a slab in `owner_of`.
+        unsafe {
+            ptr::write_volatile(&raw mut (*slab.as_ptr()).magic, 0);
+            ptr::drop_in_place(slab.as_ptr());
+        }
         // SAFETY: The memory came from `kmalloc` in `publish`.
         unsafe { bindings::kfree(slab.as_ptr().cast()) };
     }
@@ -276,8 +280,10 @@ pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
     if unsafe { ptr::read_volatile(&raw const (*slab).magic) } != MAGIC {
         return ptr::null();
     }
-    // SAFETY: A live `Slab` (the magic is set on creation and the page's `private` is
-    // cleared before its pages go back); `pages` and `cache` never change.
+    // SAFETY: Memory holding the magic is a live `Slab`: the magic is only ever written
+    // by `new_frozen` and cleared by `Slab::free` before the metadata is freed (an
+    // unrelated word of that value is the one case not excluded, as with any magic);
+    // `pages` and `cache` never change while it lives.
     let s = unsafe { &*slab };
     if !s.pages.contains(page) {
         return ptr::null();
