@@ -85,6 +85,25 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
     unsafe { cache.free(NonNull::new_unchecked(obj.cast())) };
 }
 
+/// The object size of `obj`'s cache: what `ksize()` of an rslub object returns (the
+/// caller may use that many bytes, and no more: the rest of the stride can hold the free
+/// pointer of a cache with a constructor).
+///
+/// # Safety
+///
+/// `obj` must be a live object of an rslub cache (the hooks checked it).
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rslub_object_size(obj: *const c_void) -> usize {
+    // SAFETY: A live rslub object (caller): its page points at its live `Slab`, whose
+    // `cache` is the live `CacheCore` it came from.
+    let cache = unsafe {
+        &*(*crate::mm::slab_of(obj.cast()).cast::<slab::Slab>())
+            .cache
+            .cast::<CacheCore>()
+    };
+    cache.layout().object_size as usize
+}
+
 /// Called by the hooks when a backed cache is being destroyed by its owner
 /// (`kmem_cache_destroy()`): it is unbacked first, so the table never points at a freed
 /// cache. Objects rslub still holds for it drain as after any unbacking.

@@ -9,8 +9,9 @@
  * The handler runs on every call of a hooked function in the whole kernel, so it decides
  * with a few loads:
  *  - allocations (kmem_cache_alloc{,_node,_lru}, _bulk): is the cache in the table?
- *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk): is an object on a page that
- *    is neither a slab nor a large kmalloc, and owned by rslub (rslub_object_cache())?
+ *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk, hence kfree_bulk and the
+ *    kvfree_rcu paths), ksize and krealloc: is an object on a page that is neither a slab
+ *    nor a large kmalloc, and owned by rslub (rslub_object_cache())?
  *    Objects of slab pages are the kernel's, whatever the cache's backing, so objects
  *    allocated before backing and freed after it (or the reverse) go where they came from.
  * The replacement functions call the kernel's own ones for the kernel's objects (and
@@ -36,6 +37,7 @@ int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void *rslub_object_cache(const void *obj);
 void rslub_free_owned(void *obj);
+size_t rslub_object_size(const void *obj);
 void rslub_back_destroying(struct kmem_cache *kc);
 
 int rslub_hook_init(void);
@@ -191,6 +193,36 @@ static notrace void rslub_r_kfree(const void *x)
 	rslub_free_owned((void *)x);
 }
 
+static notrace size_t rslub_r_ksize(const void *x)
+{
+	return rslub_object_size(x);
+}
+
+/*
+ * krealloc() of an rslub object (the cache's owner treating it as kmalloc memory): the
+ * new memory comes from the kernel's kmalloc, as for any krealloc() that moves, and the
+ * old object goes back to rslub. __GFP_ZERO zeroes the part beyond the copy (kmalloc).
+ */
+static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size, token),
+				      unsigned long align, gfp_t flags, int nid)
+{
+	size_t old = rslub_object_size(p);
+	void *n;
+
+	if (unlikely(!new_size)) {
+		rslub_free_owned((void *)p);
+		return ZERO_SIZE_PTR;
+	}
+	/* The NULL object is never redirected: this is the kernel's kmalloc. */
+	n = krealloc_node_align_noprof(NULL, PASS_TOKEN_PARAMS(new_size, token), align, flags,
+				       nid);
+	if (!n)
+		return NULL;
+	memcpy(n, p, min(old, new_size));
+	rslub_free_owned((void *)p);
+	return n;
+}
+
 static notrace void rslub_r_destroy(struct kmem_cache *s)
 {
 	/* Stop backing first: the table must not keep a pointer to a freed cache. */
@@ -214,85 +246,106 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 	}
 }
 
-/* Each hooked function's address, and where it goes instead. */
-enum {
-	H_ALLOC, H_ALLOC_LRU, H_ALLOC_NODE, H_ALLOC_BULK, H_FREE, H_KFREE, H_FREE_BULK,
-	H_DESTROY, H_NR
-};
+/* The hooked functions, most called first: the handler compares in this order. */
+#define RSLUB_HOOKED(X)							\
+	X(kfree)							\
+	X(kmem_cache_free)						\
+	X(kmem_cache_alloc_noprof)					\
+	X(kmem_cache_alloc_lru_noprof)					\
+	X(kmem_cache_alloc_node_noprof)					\
+	X(kmem_cache_alloc_bulk_noprof)					\
+	X(kmem_cache_free_bulk)						\
+	X(ksize)							\
+	X(krealloc_node_align_noprof)					\
+	X(kmem_cache_destroy)
 
-static const unsigned long rslub_hook_to[H_NR] = {
-	[H_ALLOC] = (unsigned long)rslub_r_alloc,
-	[H_ALLOC_LRU] = (unsigned long)rslub_r_alloc_lru,
-	[H_ALLOC_NODE] = (unsigned long)rslub_r_alloc_node,
-	[H_ALLOC_BULK] = (unsigned long)rslub_r_alloc_bulk,
-	[H_FREE] = (unsigned long)rslub_r_free,
-	[H_KFREE] = (unsigned long)rslub_r_kfree,
-	[H_FREE_BULK] = (unsigned long)rslub_r_free_bulk,
-	[H_DESTROY] = (unsigned long)rslub_r_destroy,
-};
+#define RSLUB_FN_ADDR(fn) (unsigned long)fn,
+#define RSLUB_ONE(fn) +1
+#define RSLUB_NR_HOOKED (0 RSLUB_HOOKED(RSLUB_ONE))
 
-static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
-				  struct ftrace_ops *op, struct ftrace_regs *fregs);
+/* Where the handler finds the arguments: the hooked function's own registers. */
+#define ARG(n) ftrace_regs_get_argument(fregs, n)
+#define ARGP(n) ((void *)ARG(n))
 
 /*
- * One ftrace_ops per hooked function, so that each function's call site has a
- * trampoline that calls the handler directly, and the handler knows the function from
- * the ops without a search.
+ * The allocation entry points of a backed cache go to rslub's; a free, ksize() or
+ * krealloc() of an rslub object to rslub's; everything else runs the kernel's function.
+ * Runs with preemption off (ftrace), so rslub_hook_unback()'s synchronize_rcu() waits
+ * for it. @ip is the function's ftrace call site: its first instruction after any ENDBR.
  */
-#define RSLUB_HOOK_OPS { .func = rslub_hook_fn, .flags = RSLUB_HOOK_FLAGS }
+static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	unsigned long fn = ftrace_get_symaddr(ip), to = 0;
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	if (fn == (unsigned long)kfree) {
+		if (rslub_foreign(ARGP(0)))
+			to = (unsigned long)rslub_r_kfree;
+	} else if (fn == (unsigned long)kmem_cache_free) {
+		if (rslub_foreign(ARGP(1)))
+			to = (unsigned long)rslub_r_free;
+	} else if (fn == (unsigned long)kmem_cache_alloc_noprof ||
+		   fn == (unsigned long)kmem_cache_alloc_lru_noprof ||
+		   fn == (unsigned long)kmem_cache_alloc_node_noprof ||
+		   fn == (unsigned long)kmem_cache_alloc_bulk_noprof) {
+		struct kmem_cache *kc = ARGP(0);
+
+		if (rslub_lookup(kc)) {
+			if (fn == (unsigned long)kmem_cache_alloc_noprof)
+				to = (unsigned long)rslub_r_alloc;
+			else if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
+				to = (unsigned long)rslub_r_alloc_lru;
+			else if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
+				to = (unsigned long)rslub_r_alloc_node;
+			else
+				to = (unsigned long)rslub_r_alloc_bulk;
+		} else if (unlikely(READ_ONCE(rslub_nwatched))) {
+			rslub_watch_check(kc);
+		}
+	} else if (fn == (unsigned long)kmem_cache_free_bulk) {
+		size_t i, n = ARG(1);
+		void **p = ARGP(2);
+
+		for (i = 0; i < n; i++) {
+			if (rslub_foreign(p[i])) {
+				to = (unsigned long)rslub_r_free_bulk;
+				break;
+			}
+		}
+	} else if (fn == (unsigned long)ksize) {
+		if (rslub_foreign(ARGP(0)))
+			to = (unsigned long)rslub_r_ksize;
+	} else if (fn == (unsigned long)krealloc_node_align_noprof) {
+		if (rslub_foreign(ARGP(0)))
+			to = (unsigned long)rslub_r_krealloc;
+	} else if (fn == (unsigned long)kmem_cache_destroy) {
+		/* Only a backed cache (never the kernel's others) goes through rslub. */
+		if (rslub_lookup(ARGP(0)))
+			to = (unsigned long)rslub_r_destroy;
+	}
+	if (to)
+		ftrace_regs_set_instruction_pointer(fregs, to);
+	ftrace_test_recursion_unlock(bit);
+}
+
+/*
+ * One ftrace_ops for every hooked function: registering and unregistering it patches
+ * all their call sites in one batch of text pokes (each batch stops every CPU on an
+ * int3 for a moment), and no call site is ever shared with another of rslub's ops.
+ */
 #ifdef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
 #define RSLUB_HOOK_FLAGS (FTRACE_OPS_FL_DYNAMIC | FTRACE_OPS_FL_IPMODIFY)
 #else
 #define RSLUB_HOOK_FLAGS (FTRACE_OPS_FL_DYNAMIC | FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_SAVE_REGS)
 #endif
-static struct ftrace_ops rslub_hook_ops[H_NR] = {
-	[0 ... H_NR - 1] = RSLUB_HOOK_OPS,
+static struct ftrace_ops rslub_hook_ops = {
+	.func = rslub_hook_fn,
+	.flags = RSLUB_HOOK_FLAGS,
 };
-
-static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
-				  struct ftrace_ops *op, struct ftrace_regs *fregs)
-{
-	bool redirect = false;
-	int h = op - rslub_hook_ops, bit;
-
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
-	switch (h) {
-	case H_ALLOC:
-	case H_ALLOC_LRU:
-	case H_ALLOC_NODE:
-	case H_ALLOC_BULK: {
-		struct kmem_cache *kc = (void *)ftrace_regs_get_argument(fregs, 0);
-
-		redirect = rslub_lookup(kc);
-		if (!redirect && unlikely(READ_ONCE(rslub_nwatched)))
-			rslub_watch_check(kc);
-		break;
-	}
-	case H_DESTROY:
-		/* Only a backed cache (never the kernel's others) goes through rslub. */
-		redirect = rslub_lookup((void *)ftrace_regs_get_argument(fregs, 0));
-		break;
-	case H_FREE:
-		redirect = rslub_foreign((void *)ftrace_regs_get_argument(fregs, 1));
-		break;
-	case H_KFREE:
-		redirect = rslub_foreign((void *)ftrace_regs_get_argument(fregs, 0));
-		break;
-	case H_FREE_BULK: {
-		size_t i, n = ftrace_regs_get_argument(fregs, 1);
-		void **p = (void **)ftrace_regs_get_argument(fregs, 2);
-
-		for (i = 0; i < n && !redirect; i++)
-			redirect = rslub_foreign(p[i]);
-		break;
-	}
-	}
-	if (redirect)
-		ftrace_regs_set_instruction_pointer(fregs, rslub_hook_to[h]);
-	ftrace_test_recursion_unlock(bit);
-}
 
 /*
  * Registers the hooks on the kernel's functions, and holds the module (rmmod is refused)
@@ -300,56 +353,37 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
  */
 int rslub_hook_init(void)
 {
-	static void *const fns[H_NR] = {
-		[H_ALLOC] = kmem_cache_alloc_noprof,
-		[H_ALLOC_LRU] = kmem_cache_alloc_lru_noprof,
-		[H_ALLOC_NODE] = kmem_cache_alloc_node_noprof,
-		[H_ALLOC_BULK] = kmem_cache_alloc_bulk_noprof,
-		[H_FREE] = kmem_cache_free,
-		[H_KFREE] = kfree,
-		[H_FREE_BULK] = kmem_cache_free_bulk,
-		[H_DESTROY] = kmem_cache_destroy,
-	};
-	int h, ret = 0;
+	static const unsigned long fns[] = { RSLUB_HOOKED(RSLUB_FN_ADDR) };
+	int h, ret;
 
-	for (h = 0; h < H_NR; h++) {
-		/* ftrace finds the call site from the function's address. */
-		ret = ftrace_set_filter_ip(&rslub_hook_ops[h], (unsigned long)fns[h], 0, 0);
+	for (h = 0; h < RSLUB_NR_HOOKED; h++) {
+		/* ftrace finds the call site from the function's address; no reset. */
+		ret = ftrace_set_filter_ip(&rslub_hook_ops, fns[h], 0, 0);
 		if (ret) {
 			pr_err("rslub: %ps has no ftrace call site (%d): cannot back caches\n",
-			       fns[h], ret);
-			ftrace_free_filter(&rslub_hook_ops[h]);
-			break;
-		}
-		ret = register_ftrace_function(&rslub_hook_ops[h]);
-		if (ret) {
-			pr_err("rslub: cannot hook %ps (%d): is another module redirecting it?\n",
-			       fns[h], ret);
-			ftrace_free_filter(&rslub_hook_ops[h]);
-			break;
+			       (void *)fns[h], ret);
+			goto out;
 		}
 	}
-	if (!ret) {
-		/* rmmod must wait until nothing is backed and no backed object is alive. */
-		__module_get(THIS_MODULE);
-		return 0;
+	ret = register_ftrace_function(&rslub_hook_ops);
+	if (ret) {
+		pr_err("rslub: cannot hook the kmem_cache functions (%d): is another module redirecting one?\n",
+		       ret);
+		goto out;
 	}
-	while (h--) {
-		unregister_ftrace_function(&rslub_hook_ops[h]);
-		ftrace_free_filter(&rslub_hook_ops[h]);
-	}
+	/* rmmod must wait until nothing is backed and no backed object is alive. */
+	__module_get(THIS_MODULE);
+	return 0;
+out:
+	ftrace_free_filter(&rslub_hook_ops);
 	return ret;
 }
 
 /* Removes the hooks; no backed cache and no object of one may be left. */
 void rslub_hook_exit(void)
 {
-	int h;
-
-	for (h = 0; h < H_NR; h++) {
-		unregister_ftrace_function(&rslub_hook_ops[h]);
-		ftrace_free_filter(&rslub_hook_ops[h]);
-	}
+	unregister_ftrace_function(&rslub_hook_ops);
+	ftrace_free_filter(&rslub_hook_ops);
 	module_put(THIS_MODULE);
 }
 

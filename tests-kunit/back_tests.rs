@@ -3,7 +3,7 @@
 //! KUnit suite `rslub_back`: a cache made with the kernel's `kmem_cache_create()`,
 //! backed by rslub and used through the kernel's own entry points (`kmem_cache_alloc`,
 //! `_zalloc`, `_node`, `_lru`, `_bulk`, `kmem_cache_free`, `kfree`, `_free_bulk`,
-//! `kfree_bulk`), as any kernel user calls them: objects crossing the back/unback
+//! `kfree_bulk`, `ksize`, `krealloc`, `kfree_rcu`), as any kernel user calls them: objects crossing the back/unback
 //! boundary, constructor, frees on other CPUs, refusals, and the module held while
 //! anything is backed.
 
@@ -17,8 +17,8 @@ mod tests {
         gfp::Gfp,
         slab,
         test_shim::{
-            kfree, kfree_bulk, module_refcount, msleep, on_slab_page, read_file, write_file,
-            KernelCache, Thread,
+            kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, krealloc, ksize,
+            module_refcount, msleep, on_slab_page, read_file, write_file, KernelCache, Thread,
         },
     };
     use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -95,6 +95,55 @@ mod tests {
         assert_eq!(back::release_drained(), 0);
         assert!(!back::busy());
         assert_eq!(module_refcount(), refs);
+    }
+
+    /// The other ways an object is freed or measured: `ksize()`, `krealloc()` (to a larger
+    /// and a smaller size, and to 0) and both `kfree_rcu()` paths reach rslub for an rslub
+    /// object; unbacking then finds none of them still allocated.
+    #[test]
+    fn ksize_krealloc_and_kfree_rcu_of_backed_objects_reach_rslub() {
+        let kc =
+            KernelCache::create(c"rslub_test_kc_resize", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let [a, b, c, d, e] = core::array::from_fn(|_| kc.alloc(Gfp::KERNEL));
+        for p in [a, b, c, d, e] {
+            assert!(p != 0 && rslub_owns(p));
+            dirty(p);
+        }
+        // SAFETY: live objects of `kc`, each freed once below and not used afterwards.
+        unsafe {
+            assert_eq!(ksize(a), SIZE as usize);
+            let grown = krealloc(
+                b,
+                2 * SIZE as usize,
+                Gfp::from_raw(Gfp::KERNEL.raw() | Gfp::ZERO),
+            );
+            assert!(grown != 0 && !rslub_owns(grown));
+            let g = core::slice::from_raw_parts(grown as *const u8, 2 * SIZE as usize);
+            assert!(g[..SIZE as usize].iter().all(|&x| x == 0x6b));
+            assert!(g[SIZE as usize..].iter().all(|&x| x == 0));
+            kfree(grown);
+            let shrunk = krealloc(c, SIZE as usize / 2, Gfp::KERNEL);
+            assert!(shrunk != 0 && !rslub_owns(shrunk));
+            let h = core::slice::from_raw_parts(shrunk as *const u8, SIZE as usize / 2);
+            assert!(h.iter().all(|&x| x == 0x6b));
+            kfree(shrunk);
+            // ZERO_SIZE_PTR.
+            assert_eq!(krealloc(d, 0, Gfp::KERNEL), 16);
+            kfree_rcu_head(e);
+            kfree_rcu_headless(a);
+        }
+        // kvfree_rcu_barrier() is not exported: the two kfree_rcu() objects are still
+        // allocated at most, until a grace period and the batch's flush free them.
+        assert!(matches!(back::unback(handle(&kc)), Ok(0..=2)));
+        let mut waited = 0;
+        while back::release_drained() != 0 && waited < 60_000 {
+            msleep(10);
+            waited += 10;
+        }
+        // Both kfree_rcu() objects reached rslub.
+        assert_eq!(back::release_drained(), 0);
+        assert!(!back::busy());
     }
 
     static CTOR_CALLS: AtomicUsize = AtomicUsize::new(0);

@@ -50,6 +50,10 @@ void rslub_test_kc_free(struct kmem_cache *kc, void *obj);
 void rslub_test_kfree(const void *obj);
 void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p);
 void rslub_test_kfree_bulk(size_t n, void **p);
+size_t rslub_test_ksize(const void *obj);
+void *rslub_test_krealloc(const void *obj, size_t size, gfp_t gfp);
+void rslub_test_kfree_rcu_head(void *obj);
+void rslub_test_kfree_rcu_headless(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
 int rslub_test_module_refcount(void);
 int rslub_test_defer(void (*fn)(void *), void *arg);
@@ -352,6 +356,33 @@ void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p)
 void rslub_test_kfree_bulk(size_t n, void **p)
 {
 	kfree_bulk(n, p);
+}
+
+size_t rslub_test_ksize(const void *obj)
+{
+	return ksize(obj);
+}
+
+void *rslub_test_krealloc(const void *obj, size_t size, gfp_t gfp)
+{
+	return krealloc(obj, size, gfp);
+}
+
+/* An object with an rcu_head at its start (the object must have room for it). */
+struct rslub_test_rcu_obj {
+	struct rcu_head rcu;
+};
+
+void rslub_test_kfree_rcu_head(void *obj)
+{
+	struct rslub_test_rcu_obj *o = obj;
+
+	kfree_rcu(o, rcu);
+}
+
+void rslub_test_kfree_rcu_headless(void *obj)
+{
+	kfree_rcu_mightsleep(obj);
 }
 
 /* Whether @obj is on a slab page, i.e. the kernel's allocator's. */

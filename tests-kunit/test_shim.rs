@@ -69,6 +69,10 @@ mod ffi {
             p: *mut *mut c_void,
         );
         pub(super) fn rslub_test_kfree_bulk(n: usize, p: *mut *mut c_void);
+        pub(super) fn rslub_test_ksize(obj: *const c_void) -> usize;
+        pub(super) fn rslub_test_krealloc(obj: *const c_void, size: usize, gfp: u32) -> usize;
+        pub(super) fn rslub_test_kfree_rcu_head(obj: *mut c_void);
+        pub(super) fn rslub_test_kfree_rcu_headless(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
         pub(super) fn rslub_test_module_refcount() -> i32;
         pub(super) fn rslub_test_defer(
@@ -465,6 +469,47 @@ pub(crate) unsafe fn kfree(obj: usize) {
 pub(crate) unsafe fn kfree_bulk(objs: &mut [usize]) {
     // SAFETY: The caller's guarantee.
     unsafe { ffi::rslub_test_kfree_bulk(objs.len(), objs.as_mut_ptr().cast()) };
+}
+
+/// `ksize()`.
+///
+/// # Safety
+///
+/// `obj` must be a live object of a kernel cache (or kmalloc).
+pub(crate) unsafe fn ksize(obj: usize) -> usize {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_ksize(obj as *const c_void) }
+}
+
+/// `krealloc()`: the new object (0 on failure, then `obj` is still live).
+///
+/// # Safety
+///
+/// `obj` must be a live object of a kernel cache (or kmalloc); unless 0 is returned, it
+/// is not used afterwards.
+pub(crate) unsafe fn krealloc(obj: usize, size: usize, gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_krealloc(obj as *const c_void, size, gfp.raw()) }
+}
+
+/// `kfree_rcu()` through an `rcu_head` at the start of `obj`.
+///
+/// # Safety
+///
+/// As for [`kfree`]; the object must have room for an `rcu_head` (16 bytes).
+pub(crate) unsafe fn kfree_rcu_head(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree_rcu_head(obj as *mut c_void) };
+}
+
+/// `kfree_rcu_mightsleep()`: the head-less `kvfree_rcu` path.
+///
+/// # Safety
+///
+/// As for [`kfree`].
+pub(crate) unsafe fn kfree_rcu_headless(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree_rcu_headless(obj as *mut c_void) };
 }
 
 /// Whether `obj` is on a slab page: an object of the kernel's own allocator.
