@@ -331,10 +331,10 @@ fn unhook_if_idle(st: &mut State) {
     }
 }
 
-/// Whether anything is backed or draining (then the module must stay).
+/// How many caches are backed or draining (while any is, the module must stay).
 #[cfg_attr(not(rslub_inject), expect(dead_code, reason = "the suites' check"))]
-pub(crate) fn busy() -> bool {
-    !BACK.lock().list.is_empty()
+pub(crate) fn backings() -> usize {
+    BACK.lock().list.len()
 }
 
 /// Backs the kernel cache named `name` (see [`back`]). The kernel's list of caches is not

@@ -10,7 +10,7 @@ use crate::{
     inject::{inject, Point},
     layout::{self, Layout},
     mm::{self, SlabPages},
-    node::Node,
+    node::{Node, NodeGuard},
     percpu::{possible_cpus, PerCpu},
     shim::{self, IrqDisabled},
     slab::{self, free_pointer, set_free_pointer, Geometry, Slab, State},
@@ -335,6 +335,15 @@ impl CacheCore {
         unsafe { arch::this_cpu_inc(self.pcpu(), Self::stat_offset(s)) };
     }
 
+    /// Takes `node`'s lock, counting it, and counting a wait if another CPU holds it.
+    fn lock_node<'a>(&self, node: &'a Node, irq: &'a IrqDisabled) -> NodeGuard<'a> {
+        self.stat(Stat::NodeLock);
+        node.try_lock(irq).unwrap_or_else(|| {
+            self.stat(Stat::NodeLockContended);
+            node.lock(irq)
+        })
+    }
+
     /// Takes back a [`CacheCore::stat`] whose event did not happen.
     fn stat_sub(&self, s: Stat) {
         // SAFETY: The address is counter `s` of this cache's live per-cpu area.
@@ -614,7 +623,7 @@ impl CacheCore {
             unsafe { self.discard(slab) };
         } else if !new.freelist.is_null() {
             let irq = IrqDisabled::new();
-            let mut g = node.lock(&irq);
+            let mut g = self.lock_node(node, &irq);
             // SAFETY: `slab` is a live slab of this node; a free that raced with stage two
             // saw it unfrozen but off the list and left it to us, so it is on no list.
             unsafe { g.list().add(slab, true) };
@@ -655,7 +664,7 @@ impl CacheCore {
         if node.nr_partial() == 0 {
             return None;
         }
-        let mut g = node.lock(irq);
+        let mut g = self.lock_node(node, irq);
         let slab = g.list().first()?;
         // SAFETY: `slab` is on this node's list and the lock is held.
         unsafe { g.list().remove(slab) };
@@ -925,7 +934,7 @@ impl CacheCore {
         let min_partial = self.min_partial();
         self.stat(Stat::FreeLocked);
         let irq = IrqDisabled::new();
-        let mut g = node.lock(&irq);
+        let mut g = self.lock_node(node, &irq);
         let (old, new) = loop {
             let old = s.state();
             // SAFETY: The caller owns `tail`.
@@ -1091,7 +1100,7 @@ impl CacheCore {
         let mut live = 0u64;
         for node in self.nodes.iter() {
             let irq = IrqDisabled::new();
-            let mut g = node.lock(&irq);
+            let mut g = self.lock_node(node, &irq);
             let mut free_objects = 0i64;
             let mut p = g.list().first();
             while let Some(slab) = p {

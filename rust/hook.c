@@ -471,6 +471,16 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 		return "a kmalloc cache: kfree, ksize and krealloc of its objects are not routed";
 	if (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32))
 		return "a DMA cache: rslub's pages come from the normal zones";
+#if defined(CONFIG_KASAN) && defined(CONFIG_NET)
+	/*
+	 * napi_skb_cache_put() and napi_skb_cache_get() call kasan_mempool_(un)poison_object()
+	 * on skbuff_head_cache objects, which dereference the object's struct slab: an rslub
+	 * object has none. Those are static functions of net/core/skbuff.c, inlined into their
+	 * callers, and mm/kasan has no ftrace call sites: nothing to route around them.
+	 */
+	if (kc == net_hotdata.skbuff_cache)
+		return "KASAN is on, and the napi skb cache poisons these objects through their struct slab, which rslub objects have not";
+#endif
 	return NULL;
 }
 

@@ -159,6 +159,15 @@ impl Node {
         }
     }
 
+    /// Takes the node lock if it is free at once. Interrupts must be off, as for
+    /// [`Node::lock`].
+    pub(crate) fn try_lock<'a>(&'a self, _irq: &'a IrqDisabled) -> Option<NodeGuard<'a>> {
+        Some(NodeGuard {
+            guard: self.partial.try_lock()?,
+            node: self,
+        })
+    }
+
     /// Partial slabs, read without the lock (may be stale).
     pub(crate) fn nr_partial(&self) -> u32 {
         self.nr_partial.load(Relaxed)

@@ -72,6 +72,10 @@ stats! {
     AllocFailed = "alloc_failed",
     /// A new slab got the smallest order instead of the preferred one (`order_fallback`).
     OrderFallback = "order_fallback",
+    /// A node lock was taken (partial list work on a slow path).
+    NodeLock = "node_lock",
+    /// A node lock was taken while another CPU held it: this one waited.
+    NodeLockContended = "node_lock_contended",
 }
 
 /// Counter values summed over all CPUs.

@@ -3,9 +3,11 @@
 #
 # Runs inside the test guest (started by scripts/vm.sh), as root.
 #
-#   guest.sh test RUNDIR MODDIR KPARAMS load checks (as KTAP suite rslub_load), then the
-#                                       KUnit module with KPARAMS; results go to
-#                                       RUNDIR/ktap/<suite>
+#   guest.sh test RUNDIR MODDIR KPARAMS BACK
+#                                       load checks (as KTAP suite rslub_load), then the
+#                                       KUnit module with KPARAMS, backing BACK while
+#                                       traffic flows over loopback, then the checks of
+#                                       suite rslub_traffic; results go to RUNDIR/ktap/<suite>
 #   guest.sh run  RUNDIR MODDIR PARAMS [BACK]
 #                                       modprobe rslub PARAMS, print what it reports; with
 #                                       BACK, back those caches while hackbench runs, print
@@ -85,18 +87,31 @@ mkdir -p "$rundir/ktap"
 # under test.
 echo "rslub-test: checks begin" > /dev/kmsg
 n=0 body=""
-# check NAME COMMAND...: runs COMMAND, records ok/not ok.
+# check NAME COMMAND...: runs COMMAND, records ok/not ok (its output as diagnostics).
 check() {
 	local name=$1
 	shift
 	n=$((n + 1))
 	local out
 	if out=$("$@" 2>&1); then
+		[ -n "$out" ] && body+="$(printf '%s\n' "$out" | sed 's/^/        # /')"$'\n'
 		body+="    ok $n $name"$'\n'
 	else
 		body+="$(printf '%s\n' "$out" | sed 's/^/        # /')"$'\n'
 		body+="    not ok $n $name"$'\n'
 	fi
+}
+
+# write_suite NAME: the checks so far, as KTAP suite NAME; starts a new suite.
+write_suite() {
+	local verdict=ok
+	grep -q '^    not ok' <<<"$body" && verdict="not ok"
+	{
+		printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: %s\n    1..%d\n' "$1" "$n"
+		printf '%s' "$body"
+		printf '%s 1 %s\n' "$verdict" "$1"
+	} > "$rundir/ktap/$1"
+	n=0 body=""
 }
 
 # load_ok WANT PARAMS...: insmod succeeds and the log shows WANT.
@@ -191,22 +206,63 @@ refuse_typesafe_by_rcu() {
 check reject_cache_rslub_cannot_serve refuse_typesafe_by_rcu
 check back_names_cache_then_unback_and_unload back_real_cache
 
-verdict=ok
-grep -q '^    not ok' <<<"$body" && verdict="not ok"
-{
-	printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: rslub_load\n    1..%d\n' "$n"
-	printf '%s' "$body"
-	printf '%s 1 rslub_load\n' "$verdict"
-} > "$rundir/ktap/rslub_load"
+write_suite rslub_load
 
-# --- the KUnit module: its suites run while it loads ------------------------------------
+# --- the KUnit module: its suites run while it loads, with the caches $back backed by it
+# while TCP and unix-socket traffic flows over loopback (scripts/traffic.py); then the
+# checks of suite rslub_traffic: rslub served those caches during the suites, every
+# message came back intact, and unbacking, draining and rmmod leave nothing behind.
+d=/sys/kernel/debug/rslub_kunit/back stop=$rundir/stop-traffic
+rm -f "$stop"
+ip link set lo up 2>/dev/null
+python3 "$(dirname "$0")/traffic.py" "$stop" tcp unix > "$rundir/traffic.out" 2>&1 &
+traffic=$!
+sleep 1
 mark_log
 # shellcheck disable=SC2086 # a list of name=value words
-insmod "$moddir/rslub_kunit.ko" $params || echo "guest: insmod rslub_kunit.ko failed" >> "$rundir/guest.log"
-for d in /sys/kernel/debug/kunit/*/; do
-	s=$(basename "$d")
-	case "$s" in rslub*) cp "$d/results" "$rundir/ktap/$s" ;; esac
+insmod "$moddir/rslub_kunit.ko" $params ${back:+back=$back} ||
+	echo "guest: insmod rslub_kunit.ko failed" >> "$rundir/guest.log"
+backed=$(cat "$d" 2>&1)
+for dir in /sys/kernel/debug/kunit/*/; do
+	s=$(basename "$dir")
+	case "$s" in rslub*) cp "$dir/results" "$rundir/ktap/$s" ;; esac
 done
-rmmod rslub_kunit 2>> "$rundir/guest.log"
+touch "$stop"
+wait "$traffic"
+traffic_rc=$?
+
+# served_during_suites: each cache of $back is listed as backed, with allocations.
+served_during_suites() {
+	local c line r=0
+	[ -n "$back" ] || { echo "no cache to back"; return 1; }
+	for c in ${back//,/ }; do
+		line=$(grep "^$c backed alloc " <<<"$backed") || { echo "$c not backed: $backed"; r=1; continue; }
+		[ "$(awk '{print $4}' <<<"$line")" -gt 0 ] || { echo "rslub served no $c: $line"; r=1; continue; }
+		echo "$line"
+	done
+	return "$r"
+}
+traffic_intact() {
+	cat "$rundir/traffic.out"
+	return "$traffic_rc"
+}
+# unback_drain_unload: after unbacking, in-flight skbs drain back to rslub, then rmmod.
+unback_drain_unload() {
+	local c
+	for c in ${back//,/ }; do echo "-$c" > "$d" || return 1; done
+	for _ in $(seq 100); do
+		echo drain > "$d"
+		[ -z "$(cat "$d")" ] && break
+		python3 "$(dirname "$0")/traffic.py" --kick
+		sleep 0.1
+	done
+	[ -z "$(cat "$d")" ] || { echo "still draining after 10 s: $(cat "$d")"; return 1; }
+	rmmod rslub_kunit || { echo "rmmod rslub_kunit failed"; return 1; }
+}
+check suites_ran_with_caches_backed served_during_suites
+check loopback_traffic_echoed_intact traffic_intact
+check unback_drain_and_unload unback_drain_unload
+write_suite rslub_traffic
+lsmod | grep -q '^rslub_kunit' && rmmod rslub_kunit 2>> "$rundir/guest.log"
 dmesg > "$rundir/dmesg"
 echo 0 > "$rundir/done"

@@ -19,7 +19,7 @@ import sys
 
 # Kernel log lines that fail a run whatever the tests said.
 REPORTS = re.compile(
-    r"(ASSERTION FAILED|BUG:|Oops|Kernel panic|general protection fault|WARNING:|KASAN|UBSAN|"
+    r"(ASSERTION FAILED|BUG:|Oops|Kernel panic|general protection fault|WARNING:|KASAN:|UBSAN:|"
     r"possible circular locking|inconsistent lock state|possible recursive locking|"
     r"sleeping function called from invalid context|scheduling while atomic|"
     r"suspicious RCU usage|RCU stall|soft lockup|hard LOCKUP|refcount_t:|list_(add|del) corruption)"

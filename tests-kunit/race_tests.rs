@@ -213,6 +213,79 @@ mod tests {
         assert_eq!(r, Ok(()));
     }
 
+    /// The node-lock statistics: every acquisition is counted, and one that finds the lock
+    /// held by another CPU is counted as a wait. CPU 1 holds node 0's lock (giving an
+    /// emptied slab back, held there by the injection point) while CPU 0 frees into a
+    /// full slab of node 0, which needs that lock.
+    #[test]
+    fn node_lock_acquisitions_and_waits_are_counted() {
+        if !have_two_cpus() {
+            return;
+        }
+        let c = Cache::create(&args(c"rslub_test_race_lock", 256)).expect("cache");
+        c.set_min_partial(0);
+        let per_slab = c.layout().objects as usize;
+        // Full slabs S1, S2, S3 on no list; CPU 0's active slab holds one more object.
+        move_to(cpu(0));
+        let objs = alloc_n(&c, 3 * per_slab + 1, NO_NODE);
+        let (s1, rest) = objs.split_at(per_slab);
+        let (s2, rest) = rest.split_at(per_slab);
+        let (s3, last) = rest.split_at(per_slab);
+        // Uncontended: a free into full S2 makes it partial, under the lock.
+        let before = c.stats();
+        free(&c, s2[0]);
+        let d = c.stats().since(&before);
+        assert_eq!(d.get(Stat::NodeLock), 1);
+        assert_eq!(d.get(Stat::NodeLockContended), 0);
+
+        let holding = AtomicBool::new(false);
+        let freeing = AtomicBool::new(false);
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if cache == id && p == Point::FreeDiscard && !holding.swap(true, SeqCst) {
+                // Node 0's lock is held, interrupts off: keep it until CPU 0 is about to
+                // take it, and a while longer.
+                let mut waited = 0;
+                while !freeing.load(SeqCst) && waited < 5000 {
+                    mdelay(1);
+                    waited += 1;
+                }
+                mdelay(100);
+            }
+            false
+        };
+        let core = c.id();
+        let emptier = || {
+            // SAFETY: `core` is the live cache; S1's objects are allocated.
+            let c = unsafe { &*(core as *const CacheCore) };
+            free_all(c, s1);
+        };
+        let before = c.stats();
+        {
+            let _h = install(&hook).expect("hook");
+            // SAFETY: `emptier` outlives the thread, joined at the end of this block.
+            let t = unsafe { Thread::start(&emptier, cpu(1)) }.expect("thread");
+            let mut waited = 0;
+            while !holding.load(SeqCst) && waited < 5000 {
+                msleep(1);
+                waited += 1;
+            }
+            assert!(holding.load(SeqCst));
+            freeing.store(true, SeqCst);
+            free(&c, s3[0]);
+            drop(t);
+        }
+        pin_current(None).expect("unpin");
+        let d = c.stats().since(&before);
+        // CPU 1: S1 full to partial, partial to empty; CPU 0: S3 full to partial.
+        assert_eq!(d.get(Stat::NodeLock), 3);
+        assert_eq!(d.get(Stat::NodeLockContended), 1);
+        free_all(&c, &s2[1..]);
+        free_all(&c, &s3[1..]);
+        free(&c, last[0]);
+        assert!(c.destroy().is_ok());
+    }
+
     /// Shrinking (and destroying) flush the CPUs' active slabs from workers. Called from
     /// memory reclaim (`PF_MEMALLOC`), the wait for those workers must be on a
     /// `WQ_MEM_RECLAIM` workqueue, or the workqueue code warns of a possible deadlock.

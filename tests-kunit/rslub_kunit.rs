@@ -74,6 +74,11 @@ module! {
     },
 }
 
+extern "C" {
+    /// The `back=` parameter (`rust/param.c`).
+    fn rslub_back_param() -> *const kernel::ffi::c_char;
+}
+
 /// The loaded test module; KUnit runs the suites on its own when the module comes up.
 struct RslubKunit;
 
@@ -84,6 +89,16 @@ impl kernel::Module for RslubKunit {
         let params = params::Params::new(params::RawParams::DEFAULT)?;
         // SAFETY: Called once, here, before anything else uses the registry.
         unsafe { registry::init(params, c"rslub_kunit") }?;
+        // `back=` (as rslub.ko's): `make test` runs the suites with the skb caches backed
+        // while the guest sends traffic over loopback.
+        // SAFETY: `rslub_back_param()` returns the module's string parameter, NUL
+        // terminated and unchanged while the module lives.
+        let names = unsafe { CStr::from_char_ptr(rslub_back_param()) };
+        if let Err(e) = back::back_all(names) {
+            pr_err!("invalid parameter back={names}: see the message above\n");
+            registry::exit();
+            return Err(e);
+        }
         Ok(Self)
     }
 }

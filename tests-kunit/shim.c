@@ -5,6 +5,7 @@
  */
 #include "../rust/shim.c"
 #include "../rust/hook.c"
+#include "../rust/param.c"
 
 #include <kunit/test.h>
 #include <kunit/test-bug.h>
