@@ -5,7 +5,9 @@
 # -icount (instructions, not seconds), in guests that do the same from boot to boot
 # (scripts/bench_vm.sh). Boots: CPUS (4) CPUs on 2 nodes for the side-by-side tables and
 # seeds 000-002, twice, the second to check that the figures repeat; 4 nodes and 1 node
-# for seed 003; then three boots without icount for the wall-clock ratio. Writes
+# for seed 003; then three boots without icount for the wall-clock ratio; then the real
+# workloads (scripts/bench_real_guest.sh), on CPUS, 2 and 1 vCPUs and in three wall-clock
+# boots. Writes
 # Documentation/benchmarks/results.{json,csv}, the SVG plots, and the tables of
 # Documentation/benchmarks.rst.
 set -euo pipefail
@@ -26,9 +28,24 @@ NODES=1 "$vm" "$out/nodes1.jsonl" suite=1
 for i in 1 2 3; do
 	NODES=2 WALLCLOCK=1 "$vm" "$out/wall$i.jsonl" suite=2
 done
+# The real workloads (scripts/bench_real_guest.sh): seeds 001, 002 and 000 on CPUS vCPUs,
+# seed 001 also on 2 and 1; then hackbench under wall clock, in three boots.
+if ! command -v hackbench >/dev/null; then
+	log "installing rt-tests (hackbench) for the real workloads"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends rt-tests >/dev/null
+fi
+NODES=2 REAL=1 "$vm" "$out/real_cpus$CPUS.jsonl" seed001 seed002 seed000
+CPUS=2 NODES=2 REAL=1 "$vm" "$out/real_cpus2.jsonl" seed001
+CPUS=1 NODES=1 REAL=1 "$vm" "$out/real_cpus1.jsonl" seed001
+for i in 1 2 3; do
+	NODES=2 REAL=1 WALLCLOCK=1 "$vm" "$out/realwall$i.jsonl" wall
+done
 log "benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	--command "make bench CPUS=$CPUS" --out "$RSLUB_TOP/Documentation" \
 	--repeat "$out/repeat.jsonl" \
 	"$out/nodes2.jsonl" "$out/nodes4.jsonl" "$out/nodes1.jsonl" \
-	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl"
+	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl" \
+	--real "$out/real_cpus$CPUS.jsonl" "$out/real_cpus2.jsonl" "$out/real_cpus1.jsonl" \
+	"$out/realwall1.jsonl" "$out/realwall2.jsonl" "$out/realwall3.jsonl"

@@ -145,6 +145,8 @@ def main():
     ap.add_argument("--cpus", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--repeat", help="a second boot of nodes2, compared figure by figure")
+    ap.add_argument("--real", nargs="*", default=[],
+                    help="the real-workload boots (scripts/bench_real_guest.sh)")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
 
@@ -351,6 +353,21 @@ def main():
             body.append([size, f"{rs[0]:.2f}", f"{rs[len(rs) // 2]:.2f}", f"{rs[-1]:.2f}",
                          len(rs)])
         doc.append(table(["size", "ratio min", "ratio median", "ratio max", "boots"], body))
+
+    if a.real:
+        import bench_real_report
+        if hook:
+            r = hook[0]
+            hook_line = (
+                "The hooks' cost on a kernel cache that is not backed, from the section above: "
+                f"{r['pair_on'] - r['pair_off']:.0f}\ninstructions per alloc+free pair "
+                f"({r['pair_off']:.0f} without them, {r['pair_on']:.0f} with them).")
+        else:
+            hook_line = ""
+        text, real = bench_real_report.section(a.real, hook_line)
+        doc.append(text)
+        with open(os.path.join(figdir, "real.json"), "w") as f:
+            json.dump(real, f, indent=1)
 
     with open(os.path.join(a.out, "benchmarks.rst"), "w") as f:
         f.write("\n".join(doc))

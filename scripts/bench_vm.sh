@@ -5,9 +5,13 @@
 # (JSON, one per line) to OUT and the whole console log to OUT.log.
 #
 #   bench_vm.sh OUT PARAMS...   PARAMS: rslub_bench's parameters (suite=N)
+#   REAL=1 bench_vm.sh OUT EXPERIMENTS...
+#                               the real workloads instead (scripts/bench_real_guest.sh):
+#                               rslub.ko, hackbench and scripts/workloads/pingpong.c in
+#                               the initramfs
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
-# TIMEOUT (seconds, 900).
+# TIMEOUT (seconds, 900), REAL.
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
 # whole root file system is a small initramfs (busybox, the module, an /init that loads
@@ -58,9 +62,36 @@ dir /bin 0755 0 0
 dir /dev 0755 0 0
 nod /dev/console 0600 0 0 c 5 1
 file /bin/busybox $busybox 0755 0 0
+S
+if [ "${REAL:-0}" = 1 ]; then
+	# The real workloads: hackbench (Debian's rt-tests) with the libraries it links, and
+	# the TCP workloads, built static here.
+	hackbench=$(command -v hackbench) || die "hackbench not found: install rt-tests"
+	gcc -O2 -static -Wall -o "$rundir/pingpong" "$RSLUB_TOP/scripts/workloads/pingpong.c"
+	{
+		echo "file /init $RSLUB_TOP/scripts/bench_real_guest.sh 0755 0 0"
+		echo "file /rslub.ko $moddir/rslub.ko 0644 0 0"
+		echo "file /bin/hackbench $hackbench 0755 0 0"
+		echo "file /bin/pingpong $rundir/pingpong 0755 0 0"
+		dirs=()
+		for lib in $(ldd "$hackbench" | grep -o '/[^ ]*'); do
+			d=$(dirname "$lib")
+			[[ " ${dirs[*]} " == *" $d "* ]] || { dirs+=("$d"); }
+		done
+		for d in "${dirs[@]}"; do
+			p=""
+			for part in ${d//\// }; do p+="/$part"; echo "dir $p 0755 0 0"; done
+		done | sort -u
+		for lib in $(ldd "$hackbench" | grep -o '/[^ ]*'); do
+			echo "file $lib $(readlink -f "$lib") 0755 0 0"
+		done
+	} >> "$rundir/list"
+else
+	cat >> "$rundir/list" <<S
 file /init $rundir/init 0755 0 0
 file /rslub_bench.ko $moddir/rslub_bench.ko 0644 0 0
 S
+fi
 "$cpio_gen" "$rundir/list" > "$rundir/initramfs.cpio"
 
 # NODES nodes of MEM_PER_NODE MiB, CPUs split evenly in order.
