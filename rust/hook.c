@@ -468,7 +468,7 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 			 SLAB_CONSISTENCY_CHECKS | SLAB_TRACE))
 		return "a slub_debug flag: rslub has no red zones, poisoning or tracking";
 	if (kc->flags & SLAB_KMALLOC)
-		return "a kmalloc cache: kfree, ksize and krealloc of its objects are not routed";
+		return "a kmalloc cache: its allocations pick the size class inside mm/slub.c, and its long-lived objects would keep rslub loaded for good (Documentation/backing.rst)";
 	if (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32))
 		return "a DMA cache: rslub's pages come from the normal zones";
 #if defined(CONFIG_KASAN) && defined(CONFIG_NET)
