@@ -89,6 +89,26 @@ result() {
 	say "RESULT $line}"
 }
 
+# json_params NAME=NUMBER...: the run's module parameters, as JSON members.
+json_params() {
+	echo "$*" | awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); printf ",\"%s\":%s", kv[1], kv[2]}}'
+}
+
+# tcp_run "SERVER-MODE PORT" CLIENT-MODE ARGS...: pingpong's receiving half on a CPU of the
+# last node, its sending half on a CPU of the first; sets out (the sender's line) and ns.
+tcp_run() {
+	# shellcheck disable=SC2086 # mode and port
+	taskset -c "$CPU_B" /bin/pingpong $1 &
+	srv=$!
+	shift
+	sleep 1
+	t0=$(now_ns)
+	out=$(taskset -c "$CPU_A" /bin/pingpong "$@" 2>&1)
+	t1=$(now_ns)
+	wait "$srv"
+	ns=$((t1 - t0))
+}
+
 # seed 001: hackbench (unix sockets, 100-byte messages), for max_order 0..3 x
 # min_objects 4/8/16/32, against the kernel and the hooks alone.
 HB_GROUPS=${HB_GROUPS:-2} HB_LOOPS=${HB_LOOPS:-100}
@@ -101,8 +121,7 @@ hackbench_run() {
 	t1=$(now_ns)
 	# Every sender writes each message to every receiver of its group: 20 x 20 a group.
 	msgs=$((HB_GROUPS * 400 * HB_LOOPS))
-	params=$(echo "$*" | awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); printf ",\"%s\":%s", kv[1], kv[2]}}')
-	result seed001 "$v" ",\"messages\":$msgs,\"ns\":$((t1 - t0)),\"hackbench\":\"$(echo "$out" | awk '/^Time:/ {print $2}')\"$params"
+	result seed001 "$v" ",\"messages\":$msgs,\"ns\":$((t1 - t0)),\"hackbench\":\"$(echo "$out" | awk '/^Time:/ {print $2}')\"$(json_params "$@")"
 	unload "$v"
 }
 seed001() {
@@ -127,14 +146,8 @@ pingpong_run() {
 	v=$1
 	shift
 	load "$v" "$@"
-	taskset -c "$CPU_B" /bin/pingpong server 7001 &
-	srv=$!
-	sleep 1
-	t0=$(now_ns)
-	out=$(taskset -c "$CPU_A" /bin/pingpong client 7001 "$PP_TRIPS" 64 2>&1)
-	t1=$(now_ns)
-	wait "$srv"
-	result seed002 "$v" ",\"defer\":\"$DEFER\",\"round_trips\":$PP_TRIPS,\"ns\":$((t1 - t0)),\"client_cpu\":$CPU_A,\"server_cpu\":$CPU_B,\"check\":\"$out\""
+	tcp_run "server 7001" client 7001 "$PP_TRIPS" 64
+	result seed002 "$v" ",\"defer\":\"$DEFER\",\"round_trips\":$PP_TRIPS,\"ns\":$ns,\"client_cpu\":$CPU_A,\"server_cpu\":$CPU_B,\"check\":\"$out\""
 	unload "$v"
 }
 seed002() {
@@ -157,15 +170,8 @@ stream_run() {
 	v=$1
 	shift
 	load "$v" "$@"
-	taskset -c "$CPU_B" /bin/pingpong sink 7002 &
-	srv=$!
-	sleep 1
-	t0=$(now_ns)
-	out=$(taskset -c "$CPU_A" /bin/pingpong stream 7002 "$ST_MIB" 2>&1)
-	t1=$(now_ns)
-	wait "$srv"
-	params=$(echo "$*" | awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); printf ",\"%s\":\"%s\"", kv[1], kv[2]}}')
-	result seed000 "$v" ",\"mib\":$ST_MIB,\"ns\":$((t1 - t0)),\"check\":\"$out\"$params"
+	tcp_run "sink 7002" stream 7002 "$ST_MIB"
+	result seed000 "$v" ",\"mib\":$ST_MIB,\"ns\":$ns,\"check\":\"$out\"$(json_params "$@")"
 	unload "$v"
 }
 seed000() {

@@ -2,26 +2,12 @@
 """The "Real workloads" section of Documentation/benchmarks.rst, from the RESULT lines of
 scripts/bench_real_guest.sh (one JSON-lines file per boot: real_cpus4.jsonl,
 real_cpus2.jsonl, real_cpus1.jsonl for the icount boots, realwall*.jsonl for the wall-clock
-ones). Imported by scripts/bench_report.py.
+ones), loaded by scripts/bench_report.py, which imports this.
 """
 
-import json
-import os
+from bench_common import table
 
 SKB = ["skbuff_head_cache", "skbuff_fclone_cache", "skbuff_small_head"]
-
-
-def load(paths):
-    recs = []
-    for p in paths:
-        boot = os.path.splitext(os.path.basename(p))[0]
-        with open(p) as f:
-            for line in f:
-                if line.strip():
-                    r = json.loads(line)
-                    r["boot"] = boot
-                    recs.append(r)
-    return recs
 
 
 def caches(r):
@@ -34,15 +20,6 @@ def total(r, *stats):
 
 def pct(a, b):
     return f"{100.0 * a / b:.1f}" if b else "-"
-
-
-def table(header, rows):
-    out = [".. list-table::", "   :header-rows: 1", ""]
-    for i, row in enumerate([header] + rows):
-        for j, cell in enumerate(row):
-            out.append(f"   {'* -' if j == 0 else '  -'} {cell}")
-    out.append("")
-    return "\n".join(out)
 
 
 def label(r):
@@ -160,9 +137,8 @@ def wall(recs, doc):
                        f"{ratios[-1]:.2f}", len(ratios)]]))
 
 
-def section(paths, hook_line):
-    """The section's reStructuredText, and the records (for results)."""
-    recs = load(paths)
+def section(recs, hook_line):
+    """The section's reStructuredText, from the records of bench_common.load()."""
     icount = [r for r in recs if not r["boot"].startswith("realwall")]
     doc = ["Real workloads\n==============\n"]
     doc.append(
@@ -216,4 +192,4 @@ def section(paths, hook_line):
     doc.append("Wall clock (secondary)\n"
                "----------------------\n")
     wall(recs, doc)
-    return "\n".join(doc), recs
+    return "\n".join(doc)

@@ -17,6 +17,8 @@ import json
 import os
 import re
 
+from bench_common import load, table
+
 SERIES_COLORS = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"]
 
 SIDE_BY_SIDE = [
@@ -30,20 +32,6 @@ SIDE_BY_SIDE = [
     ("xcpu_free", "producer/consumer: frees on CPU 1 (objects of CPU 0)"),
     ("all_cpus", "all CPUs alloc+free at once (per pair, all CPUs; floor: the loop alone)"),
 ]
-
-
-def load(paths):
-    recs = []
-    for p in paths:
-        boot = os.path.splitext(os.path.basename(p))[0]
-        with open(p) as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    r = json.loads(line)
-                    r["boot"] = boot
-                    recs.append(r)
-    return recs
 
 
 def svg_bars(path, title, ylabel, groups, series, values):
@@ -94,17 +82,6 @@ def svg_bars(path, title, ylabel, groups, series, values):
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
-
-
-def table(header, rows):
-    """A reStructuredText list-table."""
-    out = [".. list-table::", "   :header-rows: 1", ""]
-    for r in [header] + rows:
-        first = True
-        for c in r:
-            out.append(("   * - " if first else "     - ") + (str(c) if c != "" else "\\-"))
-            first = False
-    return "\n".join(out) + "\n"
 
 
 def ratio(a, b):
@@ -364,7 +341,8 @@ def main():
                 f"({r['pair_off']:.0f} without them, {r['pair_on']:.0f} with them).")
         else:
             hook_line = ""
-        text, real = bench_real_report.section(a.real, hook_line)
+        real = load(a.real)
+        text = bench_real_report.section(real, hook_line)
         doc.append(text)
         with open(os.path.join(figdir, "real.json"), "w") as f:
             json.dump(real, f, indent=1)
