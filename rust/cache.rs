@@ -20,6 +20,7 @@ use core::{mem::offset_of, pin::Pin, ptr, ptr::NonNull};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     bindings,
+    cpu::CpuId,
     error::code::{EINVAL, ENODEV, ENOMEM},
     prelude::*,
     str::CString,
@@ -321,6 +322,13 @@ impl CacheCore {
     pub(crate) fn node_counts(&self, nid: u32) -> (i64, i64, u32) {
         let n = self.node(nid);
         (n.nr_slabs(), n.total_objects(), n.nr_partial())
+    }
+
+    /// Whether `cpu` has an active slab of this cache (a hint: it may change at once).
+    #[cfg(rslub_inject)]
+    pub(crate) fn has_active_slab(&self, cpu: CpuId) -> bool {
+        // SAFETY: A live per-cpu area; a racy read of one word, for the suites.
+        unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).slab) != 0 }
     }
 
     /// Offset of counter `s` in a `CpuSlab`.
@@ -1087,6 +1095,22 @@ impl CacheCore {
         let _irq = IrqDisabled::new();
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         let c = unsafe { &mut *self.cpu.this_cpu() };
+        if c.slab != 0 {
+            self.flush(c);
+        }
+    }
+
+    /// Gives `cpu`'s active slab back to its node (CPU hotplug: `cpu` went offline).
+    ///
+    /// # Safety
+    ///
+    /// `cpu` must be dead: nothing runs on it, so nothing uses its per-CPU copy (no other
+    /// CPU ever writes another's).
+    pub(crate) unsafe fn flush_dead_cpu(&self, cpu: CpuId) {
+        // Node locks are taken with interrupts off.
+        let _irq = IrqDisabled::new();
+        // SAFETY: `cpu` is dead (caller): its copy is ours.
+        let c = unsafe { &mut *self.cpu.on(cpu) };
         if c.slab != 0 {
             self.flush(c);
         }

@@ -71,12 +71,40 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
         }
     }
     reg.root = Some(root);
+    drop(reg);
+    if let Err(e) = shim::hotplug_init() {
+        exit_registry();
+        return Err(e);
+    }
     Ok(())
+}
+
+/// CPU hotplug (`rust/shim.c`): `cpu` is dead. Its active slab of every cache goes back to
+/// the node lists, as SLUB's `slub_cpu_dead()` does; otherwise the slab's free objects
+/// would stay out of reach (and out of `shrink()`'s) until the CPU came back. Runs on a
+/// surviving CPU, with CPU hotplug held; lock order: the hotplug lock, then the registry.
+#[no_mangle]
+extern "C" fn rslub_cpu_dead(cpu: core::ffi::c_uint) -> core::ffi::c_int {
+    let Some(cpu) = kernel::cpu::CpuId::from_u32(cpu) else {
+        return 0;
+    };
+    let reg = REGISTRY.lock();
+    for e in reg.caches.iter() {
+        // SAFETY: Registered caches are live while the lock is held; `cpu` is dead.
+        unsafe { e.core.as_ref().flush_dead_cpu(cpu) };
+    }
+    0
 }
 
 /// Removes the debugfs files; called when the module goes away. A cache its creator never
 /// destroyed is reported and left as it is (its memory may still be in use).
 pub(crate) fn exit() {
+    shim::hotplug_exit();
+    exit_registry();
+}
+
+/// [`exit`] once the hotplug callback is gone (or was never there).
+fn exit_registry() {
     crate::back::exit();
     let mut reg = REGISTRY.lock();
     for e in reg.caches.drain_all() {

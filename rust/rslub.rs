@@ -57,7 +57,9 @@
 //! empty slab goes back to the page allocator only if its node already keeps
 //! `min_partial` other partial slabs. Shrinking and destroying flush each CPU's active
 //! slab from a worker on that CPU, on a `WQ_MEM_RECLAIM` workqueue of the module's own
-//! ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink.
+//! ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink. A CPU that goes
+//! offline gives its active slab of every cache back the same way, from a surviving CPU
+//! once it is dead (`rslub_cpu_dead()` in [`registry`], as SLUB's `slub_cpu_dead()`).
 //!
 //! An explicit node is tried alone first, without sleeping; then the other nodes'
 //! partial slabs come before a new slab elsewhere; a node without memory is no
@@ -77,8 +79,11 @@
 //! ## Lock order
 //!
 //! 0. the backing mutex ([`back`]), then (creating or destroying the rslub cache of a
-//!    backing) 1, or the table mutex of `rust/hook.c`;
-//! 1. the registry mutex ([`registry`]), only to create, destroy or list caches;
+//!    backing) 1, or the table mutex of `rust/hook.c`, or (registering and removing the
+//!    hooks) ftrace's locks and the CPU hotplug lock, read; CPU hotplug holds that lock
+//!    written while its callback takes 1;
+//! 1. the registry mutex ([`registry`]), only to create, destroy or list caches, and to
+//!    flush a dead CPU's active slabs;
 //! 2. interrupts off on this CPU (the slow paths' hold on the CPU's active slab);
 //! 3. a node's partial-list spinlock (always taken with interrupts off);
 //! 4. a slab's (freelist, counters) unit: not a lock, a `lock cmpxchg16b`, taken under

@@ -6,6 +6,7 @@
  */
 #include <linux/cache.h>
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
@@ -158,6 +159,31 @@ void rslub_run_on_each_cpu(void (*fn)(void *), void *arg)
 		flush_work(&per_cpu_ptr(&rslub_flush, cpu)->work);
 	mutex_unlock(&rslub_flush_lock);
 	cpus_read_unlock();
+}
+
+/*
+ * CPU hotplug, as SLUB's slub_cpu_dead(): once a CPU is dead, rslub_cpu_dead()
+ * (rust/registry.rs) gives its active slab of every cache back to the node lists, from a
+ * surviving CPU. A dynamic state of the BP (control CPU) prepare section: its teardown
+ * runs after the CPU has stopped, with the hotplug lock held for writing.
+ */
+int rslub_cpu_dead(unsigned int cpu);
+static enum cpuhp_state rslub_cpuhp_state;
+
+int rslub_hotplug_init(void)
+{
+	int ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "mm/rslub:dead", NULL,
+					    rslub_cpu_dead);
+
+	if (ret < 0)
+		return ret;
+	rslub_cpuhp_state = ret;
+	return 0;
+}
+
+void rslub_hotplug_exit(void)
+{
+	cpuhp_remove_state_nocalls(rslub_cpuhp_state);
 }
 
 int rslub_zonelist_nodes(int nid, u16 *out, int max)

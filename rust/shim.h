@@ -29,6 +29,8 @@ unsigned long rslub_irq_save(void);
 void rslub_irq_restore(unsigned long flags);
 int rslub_shim_init(void);
 void rslub_shim_exit(void);
+int rslub_hotplug_init(void);
+void rslub_hotplug_exit(void);
 void rslub_run_on_each_cpu(void (*fn)(void *), void *arg);
 int rslub_zonelist_nodes(int nid, u16 *out, int max);
 

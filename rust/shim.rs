@@ -34,6 +34,8 @@ mod ffi {
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
         pub(super) fn rslub_shim_init() -> i32;
         pub(super) fn rslub_shim_exit();
+        pub(super) fn rslub_hotplug_init() -> i32;
+        pub(super) fn rslub_hotplug_exit();
         pub(super) fn rslub_run_on_each_cpu(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void);
     }
 }
@@ -176,6 +178,19 @@ pub(crate) fn init() -> Result<(), kernel::error::Error> {
 pub(crate) fn exit() {
     // SAFETY: `init` succeeded at load and nothing uses the workqueue any more.
     unsafe { ffi::rslub_shim_exit() };
+}
+
+/// Registers the CPU hotplug callback: from then on `rslub_cpu_dead()` (the registry's)
+/// runs once for every CPU that goes offline.
+pub(crate) fn hotplug_init() -> Result<(), kernel::error::Error> {
+    // SAFETY: Called once, at load, once the registry `rslub_cpu_dead()` reads is ready.
+    kernel::error::to_result(unsafe { ffi::rslub_hotplug_init() })
+}
+
+/// Undoes [`hotplug_init`]; afterwards the callback does not run and is not running.
+pub(crate) fn hotplug_exit() {
+    // SAFETY: `hotplug_init` succeeded at load.
+    unsafe { ffi::rslub_hotplug_exit() };
 }
 
 /// Runs `f` on every online CPU, in a worker bound to that CPU (process context), with CPU

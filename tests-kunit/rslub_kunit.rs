@@ -54,6 +54,7 @@ mod api_tests;
 mod back_tests;
 mod debugfs_tests;
 mod gfp_tests;
+mod hotplug_tests;
 mod layout_tests;
 mod numa_tests;
 mod params_tests;

@@ -9,6 +9,7 @@
 
 #include <kunit/test.h>
 #include <kunit/test-bug.h>
+#include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kthread.h>
@@ -58,6 +59,8 @@ void rslub_test_kfree_rcu_headless(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
 int rslub_test_module_refcount(void);
 int rslub_test_defer(void (*fn)(void *), void *arg);
+int rslub_test_cpu_down(unsigned int cpu);
+int rslub_test_cpu_up(unsigned int cpu);
 struct task_struct *rslub_test_thread_start_unbound(int (*fn)(void *), void *arg);
 int rslub_test_move_task(struct task_struct *t, int cpu);
 void rslub_test_usleep(unsigned int us);
@@ -75,11 +78,27 @@ struct page *rslub_test_virt_to_page(const void *addr)
 	return virt_to_page(addr);
 }
 
+/*
+ * Moves @t to @cpu, if @cpu is active. A kthread may be bound to an online CPU that is not
+ * active any more (going down), and one left there makes the hotplug core warn that the
+ * dying CPU was not vacated: the check and the move are made with hotplug held off.
+ */
+static int rslub_test_move(struct task_struct *t, int cpu)
+{
+	int ret = -EINVAL;
+
+	cpus_read_lock();
+	if (cpu_active(cpu))
+		ret = set_cpus_allowed_ptr(t, cpumask_of(cpu));
+	cpus_read_unlock();
+	return ret;
+}
+
 int rslub_test_pin_current(int cpu)
 {
 	if (cpu < 0)
 		return set_cpus_allowed_ptr(current, cpu_possible_mask);
-	return set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	return rslub_test_move(current, cpu);
 }
 
 u64 rslub_test_now_ns(void)
@@ -148,6 +167,16 @@ void rslub_test_skip(const char *reason)
  * Runs fn(arg) when the running KUnit test ends, also when a failed assertion ends its
  * thread early (no Rust destructor runs then). 0, or -errno (and fn(arg) was run now).
  */
+int rslub_test_cpu_down(unsigned int cpu)
+{
+	return remove_cpu(cpu);
+}
+
+int rslub_test_cpu_up(unsigned int cpu)
+{
+	return add_cpu(cpu);
+}
+
 int rslub_test_defer(void (*fn)(void *), void *arg)
 {
 	struct kunit *test = kunit_get_current_test();
@@ -290,7 +319,7 @@ struct task_struct *rslub_test_thread_start_unbound(int (*fn)(void *), void *arg
 /* Moves @t to @cpu now, wherever it is in its code (the stopper preempts it). */
 int rslub_test_move_task(struct task_struct *t, int cpu)
 {
-	return set_cpus_allowed_ptr(t, cpumask_of(cpu));
+	return rslub_test_move(t, cpu);
 }
 
 void rslub_test_usleep(unsigned int us)

@@ -6,7 +6,8 @@
 //! context) on every CPU interrupt them to allocate and free too. One worker per CPU is
 //! bound to it; the others are not, and a migrator thread keeps moving them to random
 //! CPUs, wherever they are in their code (the stopper thread preempts them), so the fast
-//! paths are interrupted by migrations, not only by interrupts. Every object carries a
+//! paths are interrupted by migrations, not only by interrupts, and the last CPU goes
+//! offline and comes back over and over. Every object carries a
 //! tag checked when it is freed, so two owners of one object are caught. At the end the
 //! cache must go back to no slab at all.
 
@@ -19,7 +20,7 @@ mod tests {
         gfp::Gfp,
         registry::Cache,
         stats::Stat,
-        test_shim::{now_ns, usleep, Thread, Tick},
+        test_shim::{cpu_down, cpu_up, now_ns, usleep, Thread, Tick},
         topology::Topology,
     };
     use core::{
@@ -198,6 +199,7 @@ mod tests {
             failures: AtomicU64::new(0),
         };
         let migrations = AtomicU64::new(0);
+        let hotplugs = AtomicU64::new(0);
         {
             let softirq = || shared.in_softirq();
             let mut ticks = KVec::new();
@@ -243,9 +245,33 @@ mod tests {
                     usleep(200);
                 }
             };
-            // SAFETY: `migrator` outlives the thread, joined right below.
+            // The last CPU goes offline and comes back, over and over: its active slab
+            // goes back to the node (`rslub_cpu_dead()`) while the others allocate from
+            // and free into it, its bound worker is pushed to another CPU, its timer
+            // migrates.
+            let hotplugger = || {
+                let Some(victim) = CpuId::from_u32(ncpus - 1).filter(|_| ncpus > 1) else {
+                    return;
+                };
+                while now_ns() < shared.deadline {
+                    if cpu_down(victim).is_ok() {
+                        usleep(20_000);
+                        if cpu_up(victim).is_err() {
+                            shared.failures.fetch_add(1, Relaxed);
+                            return;
+                        }
+                        hotplugs.fetch_add(1, Relaxed);
+                    }
+                    usleep(50_000);
+                }
+            };
+            // SAFETY: `migrator` and `hotplugger` outlive the threads, joined right below.
             let m = unsafe { Thread::start_unbound(&migrator) }.expect("thread");
+            // SAFETY: As above.
+            let h = unsafe { Thread::start(&hotplugger, CpuId::from_u32(0).expect("cpu 0")) }
+                .expect("thread");
             drop(m);
+            drop(h);
             drop(threads);
             drop(roaming);
             drop(ticks);
@@ -260,11 +286,12 @@ mod tests {
         }
         let s = cache.stats();
         kernel::kunit::info(fmt!(
-            "    # stress: {} s, {} CPUs, {} workers, {} forced migrations, {} operations, {} in interrupts, alloc fast/slow {}/{}, free fast/slow {}/{}, new slabs {}\n",
+            "    # stress: {} s, {} CPUs, {} workers, {} forced migrations, {} CPU offline/online cycles, {} operations, {} in interrupts, alloc fast/slow {}/{}, free fast/slow {}/{}, new slabs {}\n",
             seconds,
             ncpus,
             workers,
             migrations.load(Relaxed),
+            hotplugs.load(Relaxed),
             shared.ops.load(Relaxed),
             shared.irq_ops.load(Relaxed),
             s.get(Stat::AllocFast),
@@ -277,6 +304,9 @@ mod tests {
         assert_eq!(shared.failures.load(Relaxed), 0);
         assert!(shared.irq_ops.load(Relaxed) > 0);
         assert!(migrations.load(Relaxed) > 0);
+        if ncpus > 1 {
+            assert!(hotplugs.load(Relaxed) > 0);
+        }
         if ncpus > 1 {
             assert!(s.get(Stat::FreeSlow) > 0);
         }

@@ -75,6 +75,8 @@ mod ffi {
         pub(super) fn rslub_test_kfree_rcu_headless(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
         pub(super) fn rslub_test_module_refcount() -> i32;
+        pub(super) fn rslub_test_cpu_down(cpu: u32) -> i32;
+        pub(super) fn rslub_test_cpu_up(cpu: u32) -> i32;
         pub(super) fn rslub_test_defer(
             f: unsafe extern "C" fn(*mut c_void),
             arg: *mut c_void,
@@ -287,6 +289,18 @@ impl Drop for Tick {
 pub(crate) fn skip(reason: &CStr) {
     // SAFETY: `reason` is a valid C string; outside a KUnit test this does nothing.
     unsafe { ffi::rslub_test_skip(reason.as_char_ptr()) };
+}
+
+/// Takes `cpu` offline (`remove_cpu()`); the caller must not run on it. May sleep.
+pub(crate) fn cpu_down(cpu: CpuId) -> Result {
+    // SAFETY: `remove_cpu()` may be called from any sleepable context.
+    to_result(unsafe { ffi::rslub_test_cpu_down(cpu.as_u32()) })
+}
+
+/// Brings `cpu` back online (`add_cpu()`). May sleep.
+pub(crate) fn cpu_up(cpu: CpuId) -> Result {
+    // SAFETY: `add_cpu()` may be called from any sleepable context.
+    to_result(unsafe { ffi::rslub_test_cpu_up(cpu.as_u32()) })
 }
 
 /// Runs `f(arg)` when the running KUnit test ends, also when a failed assertion ends the
