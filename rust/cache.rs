@@ -13,7 +13,7 @@ use crate::{
     node::{Node, NodeGuard},
     percpu::{possible_cpus, PerCpu},
     shim::{self, IrqDisabled},
-    slab::{self, free_pointer, set_free_pointer, Geometry, Slab, State},
+    slab::{self, FreePtr, Geometry, Slab, State},
     stats::{Stat, Stats, NR_STATS},
 };
 use core::{mem::offset_of, pin::Pin, ptr, ptr::NonNull};
@@ -96,6 +96,11 @@ pub(crate) struct CacheArgs<'a> {
 pub(crate) struct CacheCore {
     name: CString,
     layout: Layout,
+    /// How free pointers are stored (hardened, with a random value of this cache's).
+    fp: FreePtr,
+    /// `!(bytes of the largest slab - 1)`: two objects of one slab agree on these bits
+    /// ([`FreePtr::same_slab`]).
+    slab_mask: usize,
     ctor: Option<Ctor>,
     cpu: PerCpu<CpuSlab>,
     nodes: KVec<Pin<KBox<Node>>>,
@@ -203,6 +208,8 @@ impl CacheCore {
         KBox::pin_init(
             pin_init!(Self {
                 name,
+                fp: FreePtr::new(layout.free_offset, shim::random_u64()),
+                slab_mask: !(layout::slab_bytes(layout.order) as usize - 1),
                 layout,
                 ctor: args.ctor,
                 cpu,
@@ -301,7 +308,7 @@ impl CacheCore {
             }
             n += 1;
             // SAFETY: As above.
-            p = unsafe { free_pointer(p, self.layout.free_offset) };
+            p = unsafe { self.fp.get(p) };
         }
         Ok(n)
     }
@@ -442,7 +449,12 @@ impl CacheCore {
             // direct-map memory of a slab, or of pages since given back; the direct map
             // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
             // value read from a reused object is discarded by the failing `cmpxchg16b`.
-            let next = unsafe { free_pointer(object, self.layout.free_offset) };
+            let next = unsafe { self.fp.get(object) };
+            // A free pointer must stay in its slab: anything else (or the end of the list)
+            // is sorted out with interrupts off, where no reuse can race.
+            if !FreePtr::same_slab(object, next, self.slab_mask) {
+                return self.alloc_unusual(gfp, node);
+            }
             // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of the
             // current CPU's copy; CX16 was checked at load.
             if unsafe {
@@ -564,10 +576,65 @@ impl CacheCore {
 
     /// Hands out `object`, the head of this CPU's free list, keeping the rest.
     fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> *mut u8 {
-        // SAFETY: `object` is a free object owned by this CPU.
-        c.freelist = unsafe { free_pointer(object, self.layout.free_offset) } as u64;
+        // SAFETY: `object` is a free object of this cache owned by this CPU (the head of
+        // its list, which the caller holds with interrupts off).
+        c.freelist = unsafe { self.checked_next(object) } as u64;
         c.tid = c.tid.wrapping_add(TID_STEP);
         object
+    }
+
+    /// The free pointer of `object`, a free object this CPU owns (its private list, with
+    /// interrupts off, or the caller's own list): no reuse can race, so a pointer out of
+    /// the slab is corruption. It is reported and the list cut there: the objects after
+    /// it are never handed out (nor freed: their slab keeps them counted in use).
+    ///
+    /// # Safety
+    ///
+    /// `object` must be a free object of this cache that the caller owns.
+    unsafe fn checked_next(&self, object: *mut u8) -> *mut u8 {
+        // SAFETY: `object` is a free object of this cache owned by the caller.
+        let next = unsafe { self.fp.get(object) };
+        if next.is_null() || FreePtr::same_slab(object, next, self.slab_mask) {
+            return next;
+        }
+        self.freelist_corrupted(object, next);
+        // SAFETY: As above.
+        unsafe { self.fp.set(object, ptr::null_mut()) };
+        ptr::null_mut()
+    }
+
+    /// Reports a free pointer found out of its slab (once per cache; each is counted).
+    #[cold]
+    fn freelist_corrupted(&self, object: *mut u8, next: *mut u8) {
+        if self.stats().get(Stat::FreelistCorrupt) == 0 {
+            pr_err!(
+                "cache {}: free pointer of free object {:p} overwritten (decodes to {:p}, outside its slab); its free list is cut there\n",
+                self.name(),
+                object,
+                next
+            );
+        }
+        self.stat(Stat::FreelistCorrupt);
+    }
+
+    /// The fast path's free pointer check failed: the end of the CPU's list, a reuse
+    /// racing with the fast path, or corruption. With interrupts off the head and its
+    /// free pointer are this CPU's alone: hands the head out, and leaves the CPU's list
+    /// with what [`Self::checked_next`] says follows it.
+    #[cold]
+    #[inline(never)]
+    fn alloc_unusual(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        {
+            let _irq = IrqDisabled::new();
+            // SAFETY: Interrupts are off: this CPU's copy is ours.
+            let c = unsafe { &mut *self.cpu.this_cpu() };
+            let object = c.freelist as usize as *mut u8;
+            if !object.is_null() && (node == NO_NODE || c.node == node as u64) {
+                self.stat(Stat::AllocFast);
+                return self.load_object(c, object);
+            }
+        }
+        self.alloc_slow(gfp, node)
     }
 
     /// Gives this CPU's active slab back to its node (`deactivate_slab`). Interrupts are
@@ -595,14 +662,13 @@ impl CacheCore {
     unsafe fn deactivate(&self, slab: *mut Slab, freelist: *mut u8) {
         // SAFETY: The caller holds the slab frozen, so it is live.
         let s = unsafe { &*slab };
-        let off = self.layout.free_offset;
         // Stage one: count the private free objects and find the last.
         let (mut count, mut tail, mut p) = (0u32, ptr::null_mut::<u8>(), freelist);
         while !p.is_null() {
             count += 1;
             tail = p;
             // SAFETY: `p` is on the caller's private free list.
-            p = unsafe { free_pointer(p, off) };
+            p = unsafe { self.checked_next(p) };
         }
         // Stage two: unfreeze, putting the private objects in front of the shared ones.
         let new = loop {
@@ -611,7 +677,7 @@ impl CacheCore {
                 old.freelist
             } else {
                 // SAFETY: `tail` is a free object the caller owns.
-                unsafe { set_free_pointer(tail, off, old.freelist) };
+                unsafe { self.fp.set(tail, old.freelist) };
                 freelist
             };
             let new = State {
@@ -740,7 +806,7 @@ impl CacheCore {
         };
         let g = Geometry {
             size: l.size,
-            free_offset: l.free_offset,
+            fp: self.fp,
             objects: layout::order_objects(order, l.stride()),
         };
         let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
@@ -856,7 +922,7 @@ impl CacheCore {
             // SAFETY: As above.
             let head = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
             // SAFETY: The caller owns `object`, a free-to-be object of this cache.
-            unsafe { set_free_pointer(object, self.layout.free_offset, head) };
+            unsafe { self.fp.set(object, head) };
             // Counted before the commit, which is the last touch of the cache.
             // SAFETY: The `free_fast` counter of this cache's per-cpu area.
             unsafe { arch::this_cpu_inc_at::<FREE_FAST>(pcpu) };
@@ -901,7 +967,6 @@ impl CacheCore {
         self.stat(Stat::FreeSlow);
         // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
-        let off = self.layout.free_offset;
         loop {
             let old = s.state();
             let inuse = old.inuse() - count;
@@ -910,7 +975,7 @@ impl CacheCore {
                 return unsafe { self.free_chain_locked(slab, head, tail, count) };
             }
             // SAFETY: The caller owns `tail`.
-            unsafe { set_free_pointer(tail, off, old.freelist) };
+            unsafe { self.fp.set(tail, old.freelist) };
             let new = State {
                 freelist: head,
                 counters: slab::counters(inuse, old.frozen()),
@@ -946,7 +1011,7 @@ impl CacheCore {
         let (old, new) = loop {
             let old = s.state();
             // SAFETY: The caller owns `tail`.
-            unsafe { set_free_pointer(tail, self.layout.free_offset, old.freelist) };
+            unsafe { self.fp.set(tail, old.freelist) };
             let new = State {
                 freelist: head,
                 counters: slab::counters(old.inuse() - count, old.frozen()),
@@ -1000,7 +1065,7 @@ impl CacheCore {
                 while i < out.len() && c.freelist != 0 {
                     let object = c.freelist as usize as *mut u8;
                     // SAFETY: `object` is on this CPU's private free list.
-                    c.freelist = unsafe { free_pointer(object, self.layout.free_offset) } as u64;
+                    c.freelist = unsafe { self.checked_next(object) } as u64;
                     out[i] = object;
                     i += 1;
                     taken += 1;
@@ -1040,7 +1105,6 @@ impl CacheCore {
     ///
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
-        let off = self.layout.free_offset;
         if self.init_on_free {
             for &object in objects {
                 self.zero(object);
@@ -1058,7 +1122,7 @@ impl CacheCore {
             i += 1;
             if slab == c.slab {
                 // SAFETY: The caller owns `first`, an object of the CPU's active slab.
-                unsafe { set_free_pointer(first, off, c.freelist as usize as *mut u8) };
+                unsafe { self.fp.set(first, c.freelist as usize as *mut u8) };
                 c.freelist = first as u64;
                 fast += 1;
                 continue;
@@ -1068,7 +1132,7 @@ impl CacheCore {
             // SAFETY: As above, for each object.
             while i < objects.len() && unsafe { mm::slab_of(objects[i]) } as u64 == slab {
                 // SAFETY: The caller owns `objects[i]`.
-                unsafe { set_free_pointer(objects[i], off, head) };
+                unsafe { self.fp.set(objects[i], head) };
                 head = objects[i];
                 count += 1;
                 i += 1;

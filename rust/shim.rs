@@ -168,6 +168,13 @@ pub(crate) fn msleep(ms: u32) {
     unsafe { bindings::msleep(ms) };
 }
 
+/// A random 64-bit value from the kernel's CRNG (`get_random_u64()`).
+pub(crate) fn random_u64() -> u64 {
+    // SAFETY: `get_random_u64()` may be called from any context once the CRNG is up, as
+    // it is after boot.
+    unsafe { bindings::get_random_u64() }
+}
+
 /// Sets up what the shim needs (the flush workqueue); called once at module load.
 pub(crate) fn init() -> Result<(), kernel::error::Error> {
     // SAFETY: Called once, at load, before `run_on_each_cpu`.

@@ -111,7 +111,7 @@ unsafe impl Sync for Slab {}
 #[derive(Clone, Copy)]
 pub(crate) struct Geometry {
     pub(crate) size: u32,
-    pub(crate) free_offset: u32,
+    pub(crate) fp: FreePtr,
     pub(crate) objects: u32,
 }
 
@@ -142,7 +142,7 @@ impl Slab {
             };
             // SAFETY: `obj` is inside the pages and the free pointer offset is inside the
             // object and pointer aligned (layout invariant); nobody else sees the slab yet.
-            unsafe { set_free_pointer(obj, g.free_offset, next) };
+            unsafe { g.fp.set(obj, next) };
         }
         // INVARIANT: all objects are on the returned free list, which the caller holds as
         // the owning CPU's private list; they are counted in use, and the slab is frozen.
@@ -291,28 +291,75 @@ pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
     s.cache
 }
 
-/// Writes `next` as the free pointer of `obj`.
+/// How a cache stores the free pointer inside a free object, hardened as SLUB's
+/// `CONFIG_SLAB_FREELIST_HARDENED`: the stored word is the pointer mixed with the cache's
+/// random value and with the byte-swapped address of the word itself. An attacker who
+/// overwrites a free object cannot place a pointer of their choice on the free list
+/// without knowing the random value, and a plain address written there decodes to a
+/// value far from the slab, which the allocation paths check ([`FreePtr::same_slab`]).
 ///
-/// # Safety
+/// # Invariants
 ///
-/// `obj` must be a free object of a slab, owned by the caller, and `offset` the cache's
-/// free pointer offset.
-#[inline(always)]
-pub(crate) unsafe fn set_free_pointer(obj: *mut u8, offset: u32, next: *mut u8) {
-    // SAFETY: The caller guarantees `obj + offset` is a pointer-aligned word inside a free
-    // object it owns.
-    unsafe { obj.add(offset as usize).cast::<*mut u8>().write(next) };
+/// `offset` is the cache's free pointer offset: inside the object's stride, pointer
+/// aligned; `random` never changes for the cache's lifetime.
+#[derive(Clone, Copy)]
+pub(crate) struct FreePtr {
+    offset: u32,
+    random: usize,
 }
 
-/// Reads the free pointer of `obj`, which may be racing with its reuse (see
-/// [`crate::arch::read_word_unchecked`]).
-///
-/// # Safety
-///
-/// `obj` must point into a slab's mapped memory and `offset` be the cache's free pointer
-/// offset.
-#[inline(always)]
-pub(crate) unsafe fn free_pointer(obj: *mut u8, offset: u32) -> *mut u8 {
-    // SAFETY: The caller guarantees the word is mapped and pointer aligned.
-    unsafe { arch::read_word_unchecked(obj, offset as usize) as *mut u8 }
+impl FreePtr {
+    /// The codec of a cache with free pointers at `offset` (from its [`Layout`]) and the
+    /// random value `random`, drawn once at cache creation.
+    ///
+    /// [`Layout`]: crate::layout::Layout
+    pub(crate) fn new(offset: u32, random: u64) -> Self {
+        // INVARIANT: the layout's free pointer offset; a value fixed from now on.
+        Self {
+            offset,
+            random: random as usize,
+        }
+    }
+
+    /// The stored form of `v` in the word at `slot`, and back (the mix is an involution).
+    #[inline(always)]
+    fn mix(self, slot: *mut u8, v: usize) -> usize {
+        v ^ self.random ^ (slot as usize).swap_bytes()
+    }
+
+    /// Writes `next` as the free pointer of `obj`.
+    ///
+    /// # Safety
+    ///
+    /// `obj` must be a free object of a slab of this cache, owned by the caller.
+    #[inline(always)]
+    pub(crate) unsafe fn set(self, obj: *mut u8, next: *mut u8) {
+        let slot = obj.wrapping_add(self.offset as usize);
+        // SAFETY: The caller guarantees `obj + offset` is a pointer-aligned word inside a
+        // free object it owns (type invariant: `offset` is inside the stride).
+        unsafe { slot.cast::<usize>().write(self.mix(slot, next as usize)) };
+    }
+
+    /// Reads the free pointer of `obj`, which may be racing with its reuse (see
+    /// [`crate::arch::read_word_unchecked`]): then the value is garbage, and the caller's
+    /// commit must fail.
+    ///
+    /// # Safety
+    ///
+    /// `obj` must point into a slab's mapped memory of this cache.
+    #[inline(always)]
+    pub(crate) unsafe fn get(self, obj: *mut u8) -> *mut u8 {
+        // SAFETY: The caller guarantees the word is mapped; `offset` keeps it pointer
+        // aligned (type invariant).
+        let v = unsafe { arch::read_word_unchecked(obj, self.offset as usize) };
+        self.mix(obj.wrapping_add(self.offset as usize), v) as *mut u8
+    }
+
+    /// Whether `next` can be the free pointer of `obj`: in the same naturally aligned
+    /// block of `slab_mask`'s size (a slab's pages are such a block, or inside one). Null,
+    /// the end of a list, fails too, for the caller to tell apart off the fast path.
+    #[inline(always)]
+    pub(crate) fn same_slab(obj: *mut u8, next: *mut u8, slab_mask: usize) -> bool {
+        (obj as usize ^ next as usize) & slab_mask == 0
+    }
 }

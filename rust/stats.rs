@@ -76,6 +76,8 @@ stats! {
     NodeLock = "node_lock",
     /// A node lock was taken while another CPU held it: this one waited.
     NodeLockContended = "node_lock_contended",
+    /// A free pointer was found outside its slab (overwritten): the list was cut there.
+    FreelistCorrupt = "freelist_corrupt",
 }
 
 /// Counter values summed over all CPUs.

@@ -605,4 +605,70 @@ mod tests {
         });
         let _ = NO_NODE;
     }
+
+    /// The word a free object holds at `free_offset`.
+    fn stored_word(object: usize, offset: u32) -> usize {
+        // SAFETY: `object` is a free object of a live cache owned by the test (on this
+        // CPU's list); the word is inside it and aligned.
+        unsafe { ((object + offset as usize) as *const usize).read_volatile() }
+    }
+
+    /// Free pointers are stored hardened (mixed with a per-cache random value and their
+    /// own address): the word in a free object is not the address of the next one.
+    #[test]
+    fn free_pointers_are_not_stored_plain() {
+        on(0, || {
+            let c = Cache::create(&args(c"rslub_test_hardened", 64)).expect("cache");
+            let (off, stride) = (c.layout().free_offset, c.layout().size as usize);
+            // A fresh slab: x and y are its first two objects, the third is next free.
+            let x = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            let y = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            assert_eq!(y, x + stride);
+            // SAFETY: allocated above, freed once.
+            unsafe { c.free(NonNull::new(y as *mut u8).expect("non-null")) };
+            let word = stored_word(y, off);
+            assert!(word != y + stride && word != 0);
+            // ... and it still leads to the next object: the CPU's list is whole.
+            assert_eq!(c.check_this_cpu(), Ok(c.layout().objects - 1));
+            // SAFETY: allocated above, freed once.
+            unsafe { c.free(NonNull::new(x as *mut u8).expect("non-null")) };
+            assert!(c.destroy().is_ok());
+        });
+    }
+
+    /// A plain address written over a free object's free pointer (a use-after-free write)
+    /// is caught before it is followed: reported, counted, the list cut there; the
+    /// written address is never handed out and the cache goes on working. The objects
+    /// after the cut stay out for good: destruction finds them still allocated.
+    #[test]
+    fn an_overwritten_free_pointer_is_caught() {
+        on(0, || {
+            let c = Cache::create(&args(c"rslub_test_overwrite", 64)).expect("cache");
+            let (off, per_slab) = (c.layout().free_offset, c.layout().objects);
+            let x = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            let y = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            // SAFETY: allocated above, freed once.
+            unsafe { c.free(NonNull::new(y as *mut u8).expect("non-null")) };
+            // The attacker's write: x's address, plain, into free object y.
+            // SAFETY: `y` is a free object on this CPU's list, owned by the test.
+            unsafe { ((y + off as usize) as *mut usize).write_volatile(x) };
+            let before = c.stats();
+            let a = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            assert_eq!(a, y);
+            assert_eq!(c.stats().since(&before).get(Stat::FreelistCorrupt), 1);
+            let mut objs = KVec::new();
+            for _ in 0..3 * per_slab {
+                let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+                assert!(p != x && p != a);
+                objs.push(p, GFP_KERNEL).expect("memory");
+            }
+            assert_eq!(c.stats().since(&before).get(Stat::FreelistCorrupt), 1);
+            for p in Iterator::chain(objs.into_iter(), [a, x]) {
+                // SAFETY: allocated above, freed once.
+                unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
+            }
+            // Objects 2.. of the first slab were cut off with the list.
+            assert_eq!(c.destroy().map_err(|l| l.0), Err(u64::from(per_slab - 2)));
+        });
+    }
 }
