@@ -886,10 +886,6 @@ impl CacheCore {
     #[inline(never)]
     #[cold]
     unsafe fn free_zeroed(&self, object: *mut u8) {
-        // Zero nothing that is not this cache's.
-        if !self.is_own_object(object) {
-            return self.invalid_free(object);
-        }
         self.zero(object);
         // SAFETY: The caller's guarantees pass on.
         unsafe { self.free_object(object) }
@@ -956,45 +952,8 @@ impl CacheCore {
     /// As for [`CacheCore::free`]; `slab` is the object's slab.
     #[inline(never)]
     unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
-        // A pointer that is not an object of this cache never matches the CPU's active
-        // slab: every such free comes here, and stops here.
-        if !self.is_own_object(object) {
-            return self.invalid_free(object);
-        }
         // SAFETY: One object is a chain of one.
         unsafe { self.free_chain(slab, object, object, 1) }
-    }
-
-    /// Whether `object` is the start of an object in one of this cache's slabs.
-    fn is_own_object(&self, object: *mut u8) -> bool {
-        slab::checked_slab_of(object).is_some_and(|s| {
-            ptr::eq(s.cache, ptr::from_ref(self).cast())
-                && s.is_object_start(object, self.layout.size)
-        })
-    }
-
-    /// A free of something that is not an object of this cache (another cache's object,
-    /// a pointer inside an object, memory that is no rslub slab): reported (once per
-    /// cache; each is counted in `free_invalid`) and ignored, the memory left as it is.
-    #[cold]
-    #[inline(never)]
-    fn invalid_free(&self, object: *mut u8) {
-        if self.stats().get(Stat::FreeInvalid) == 0 {
-            let what = match slab::checked_slab_of(object) {
-                Some(s) if !ptr::eq(s.cache, ptr::from_ref(self).cast()) => {
-                    "an object of another cache"
-                }
-                Some(_) => "inside an object, not at its start",
-                None => "not in any rslub slab",
-            };
-            pr_err!(
-                "cache {}: free of {:p}, {}: ignored\n",
-                self.name(),
-                object,
-                what
-            );
-        }
-        self.stat(Stat::FreeInvalid);
     }
 
     /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
@@ -1147,7 +1106,7 @@ impl CacheCore {
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
         if self.init_on_free {
-            for &object in objects.iter().filter(|&&o| self.is_own_object(o)) {
+            for &object in objects {
                 self.zero(object);
             }
         }
@@ -1168,18 +1127,10 @@ impl CacheCore {
                 fast += 1;
                 continue;
             }
-            // Off the active slab, as in `free_slow`: only this cache's objects.
-            if !self.is_own_object(first) {
-                self.invalid_free(first);
-                continue;
-            }
             // Chain the run of objects of the same slab in front of `first`.
             let (mut head, mut count) = (first, 1u32);
-            while i < objects.len()
-                // SAFETY: As above, for each object.
-                && unsafe { mm::slab_of(objects[i]) } as u64 == slab
-                && self.is_own_object(objects[i])
-            {
+            // SAFETY: As above, for each object.
+            while i < objects.len() && unsafe { mm::slab_of(objects[i]) } as u64 == slab {
                 // SAFETY: The caller owns `objects[i]`.
                 unsafe { self.fp.set(objects[i], head) };
                 head = objects[i];

@@ -264,40 +264,31 @@ impl Slab {
 /// is only trusted when it points at direct-map memory holding [`MAGIC`] and a [`Slab`]
 /// whose pages hold that page.
 pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
-    checked_slab_of(addr).map_or(ptr::null(), |s| s.cache)
-}
-
-/// The slab holding `addr`, if `addr` is inside a slab of rslub (see [`owner_of`]).
-pub(crate) fn checked_slab_of<'a>(addr: *const u8) -> Option<&'a Slab> {
-    let (private, page) = crate::mm::page_private(addr)?;
+    let Some((private, page)) = crate::mm::page_private(addr) else {
+        return ptr::null();
+    };
     if private == 0
         || private % align_of::<Slab>() != 0
         || !crate::shim::virt_addr_valid(private as *const u8)
     {
-        return None;
+        return ptr::null();
     }
     let slab = private as *const Slab;
     // SAFETY: `private` is a valid direct-map address, aligned for a `Slab`; the direct map
     // stays mapped (`debug_pagealloc` is refused at load), so the word is readable
     // whatever it is. It is only trusted as a `Slab` if it holds the magic.
     if unsafe { ptr::read_volatile(&raw const (*slab).magic) } != MAGIC {
-        return None;
+        return ptr::null();
     }
     // SAFETY: Memory holding the magic is a live `Slab`: the magic is only ever written
     // by `new_frozen` and cleared by `Slab::free` before the metadata is freed (an
     // unrelated word of that value is the one case not excluded, as with any magic);
-    // `pages` and `cache` never change while it lives. The caller's object keeps it
-    // alive for as long as the caller may use the object.
+    // `pages` and `cache` never change while it lives.
     let s = unsafe { &*slab };
-    s.pages.contains(page).then_some(s)
-}
-
-impl Slab {
-    /// Whether `addr` is the start of one of this slab's objects, `stride` bytes apart.
-    pub(crate) fn is_object_start(&self, addr: *const u8, stride: u32) -> bool {
-        let off = (addr as usize).wrapping_sub(self.pages.addr().as_ptr() as usize);
-        off < self.objects as usize * stride as usize && off.checked_rem(stride as usize) == Some(0)
+    if !s.pages.contains(page) {
+        return ptr::null();
     }
+    s.cache
 }
 
 /// How a cache stores the free pointer inside a free object, hardened as SLUB's

@@ -78,8 +78,6 @@ stats! {
     NodeLockContended = "node_lock_contended",
     /// A free pointer was found outside its slab (overwritten): the list was cut there.
     FreelistCorrupt = "freelist_corrupt",
-    /// A free of something that is not an object of the cache, ignored.
-    FreeInvalid = "free_invalid",
 }
 
 /// Counter values summed over all CPUs.

@@ -8,12 +8,7 @@ use kernel::prelude::*;
 mod tests {
     use crate::api::*;
     use core::{ffi::c_void, ptr};
-    use kernel::{
-        bindings,
-        error::code::*,
-        prelude::{KBox, KVec},
-        str::CStrExt,
-    };
+    use kernel::{bindings, error::code::*, str::CStrExt};
 
     const GFP_KERNEL: u32 = bindings::GFP_KERNEL;
 
@@ -96,73 +91,5 @@ mod tests {
             );
             assert_eq!(rslub_cache_destroy(s), 0);
         }
-    }
-
-    /// The counter `s` of the cache behind handle `h` (a handle is the cache's address).
-    fn stat_of(h: *mut c_void, s: crate::stats::Stat) -> u64 {
-        // SAFETY: `h` is a live cache handle.
-        unsafe { &*h.cast::<crate::cache::CacheCore>() }
-            .stats()
-            .get(s)
-    }
-
-    /// Frees of what is not an object of the cache are caught, reported, counted and
-    /// ignored, whatever the path: another cache's object, a pointer inside an object,
-    /// memory that is no rslub slab, also in a bulk free. The objects stay live in their
-    /// own caches, and both caches are destroyed with nothing left.
-    #[test]
-    fn frees_into_the_wrong_cache_are_caught() {
-        use crate::stats::Stat::FreeInvalid;
-        // SAFETY: valid names and no constructor.
-        let (a, b) = unsafe {
-            (
-                rslub_cache_create(c"rslub_test_wrong_a".as_char_ptr(), 64, 0, 0, None),
-                rslub_cache_create(c"rslub_test_wrong_b".as_char_ptr(), 64, 0, 0, None),
-            )
-        };
-        assert!(err_of(a).is_none() && err_of(b).is_none());
-        // A full slab of `a` (no CPU's active slab any more: a pointer inside one of its
-        // objects takes the slow path), then `y` from `b`.
-        // SAFETY: `a` is a live cache handle.
-        let per_slab = unsafe { &*a.cast::<crate::cache::CacheCore>() }
-            .layout()
-            .objects;
-        let mut objs = KVec::new();
-        for _ in 0..=per_slab {
-            // SAFETY: a live cache.
-            let p = unsafe { rslub_cache_alloc(a, GFP_KERNEL) };
-            assert!(!p.is_null());
-            objs.push(p, kernel::alloc::flags::GFP_KERNEL)
-                .expect("memory");
-        }
-        let x = objs[0];
-        // SAFETY: a live cache.
-        let y = unsafe { rslub_cache_alloc(b, GFP_KERNEL) };
-        assert!(!y.is_null());
-        let k = KBox::new([0u64; 8], kernel::alloc::flags::GFP_KERNEL).expect("memory");
-        let k = KBox::into_raw(k);
-        // SAFETY: live caches; every pointer below is direct-map memory, none an object
-        // of the cache it is freed into: each free must be refused.
-        unsafe {
-            rslub_cache_free(b, x);
-            rslub_cache_free(a, x.cast::<u8>().add(8).cast());
-            rslub_cache_free(a, k.cast());
-            let mut v = [x, y];
-            rslub_cache_free_bulk(b, v.len(), v.as_mut_ptr());
-        }
-        assert_eq!(stat_of(a, FreeInvalid), 2);
-        assert_eq!(stat_of(b, FreeInvalid), 2);
-        // `x` is still `a`'s and still live; `y` went back to `b` through the bulk free.
-        // SAFETY: `objs` are live 64-byte objects of `a`, freed once; `k` came from `KBox`.
-        unsafe {
-            x.cast::<u8>().write_bytes(0x5a, 64);
-            for &p in objs.iter() {
-                rslub_cache_free(a, p);
-            }
-            drop(KBox::from_raw(k));
-        }
-        // SAFETY: live caches, destroyed once.
-        let destroyed = unsafe { (rslub_cache_destroy(a), rslub_cache_destroy(b)) };
-        assert_eq!(destroyed, (0, 0));
     }
 }
