@@ -191,6 +191,18 @@ check reject_negative_min_objects load_fails "invalid parameter min_objects=-1" 
 check reject_min_partial_out_of_range load_fails "invalid parameter min_partial=5000" min_partial=5000
 check reject_min_order_above_max_order load_fails "invalid parameter min_order=3" min_order=3 max_order=2
 check reject_non_numeric_max_order load_fails "max_order" max_order=three
+# More of the bad-input catalogue (Documentation/reliability.rst). The kernel's Rust
+# integer parser reads 0x as hex and a leading 0 as octal; empty, overflowing and
+# out-of-range values fail the load with the parameter named, and a value padded with a
+# space is split there by the kernel's argument parser (leaving it empty).
+check hex_max_order_is_read_as_hex load_ok "loaded: max_order=2 " max_order=0x2
+check leading_zero_max_order_is_octal load_ok "loaded: max_order=8 " max_order=010
+check reject_empty_max_order load_fails "max_order" max_order=
+check reject_padded_max_order load_fails "max_order" "max_order= 3"
+check reject_negative_max_order load_fails "invalid parameter max_order=-1" max_order=-1
+check reject_overflowing_min_objects load_fails "min_objects" min_objects=99999999999
+check reject_overflowing_min_partial load_fails "min_partial" min_partial=4294967296
+check empty_back_backs_nothing load_ok "loaded: max_order=3 " back=
 check modprobe_reads_kernel_cmdline modprobe_cmdline
 check reject_unknown_cache_to_back load_fails "invalid parameter back=rslub_no_such_cache" back=rslub_no_such_cache
 # vm_area_struct is SLAB_TYPESAFE_BY_RCU; every process the loop starts allocates some.
