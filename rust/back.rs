@@ -74,15 +74,8 @@ pub(crate) extern "C" fn rslub_object_cache(obj: *const c_void) -> *mut c_void {
 /// `obj` must be a live object of an rslub cache, freed by its owner, not used afterwards.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
-    // SAFETY: A live rslub object (caller): its page points at its live `Slab`, whose
-    // `cache` is the live `CacheCore` it came from.
-    let cache = unsafe {
-        &*(*crate::mm::slab_of(obj.cast()).cast::<slab::Slab>())
-            .cache
-            .cast::<CacheCore>()
-    };
-    // SAFETY: `obj` is a live object of `cache` (caller), freed once.
-    unsafe { cache.free(NonNull::new_unchecked(obj.cast())) };
+    // SAFETY: `obj` is a live rslub object (caller), freed once here.
+    unsafe { cache_of(obj).free(NonNull::new_unchecked(obj.cast())) };
 }
 
 /// The object size of `obj`'s cache: what `ksize()` of an rslub object returns (the
@@ -94,14 +87,24 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
 /// `obj` must be a live object of an rslub cache (the hooks checked it).
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_object_size(obj: *const c_void) -> usize {
+    // SAFETY: A live rslub object (caller).
+    unsafe { cache_of(obj) }.layout().object_size as usize
+}
+
+/// The cache of `obj`, in two loads, without validating the page again.
+///
+/// # Safety
+///
+/// `obj` must be a live object of an rslub cache; the cache lives at least as long as the
+/// returned reference is used, which the object's liveness guarantees until it is freed.
+unsafe fn cache_of<'a>(obj: *const c_void) -> &'a CacheCore {
     // SAFETY: A live rslub object (caller): its page points at its live `Slab`, whose
     // `cache` is the live `CacheCore` it came from.
-    let cache = unsafe {
+    unsafe {
         &*(*crate::mm::slab_of(obj.cast()).cast::<slab::Slab>())
             .cache
             .cast::<CacheCore>()
-    };
-    cache.layout().object_size as usize
+    }
 }
 
 /// Called by the hooks when a backed cache is being destroyed by its owner

@@ -99,7 +99,9 @@ pub(crate) struct CacheCore {
     /// How free pointers are stored (hardened, with a random value of this cache's).
     fp: FreePtr,
     /// `!(bytes of the largest slab - 1)`: two objects of one slab agree on these bits
-    /// ([`FreePtr::same_slab`]).
+    /// ([`FreePtr::same_slab`]). The page allocator aligns 2^order pages to their size,
+    /// the direct map keeps that alignment (its base is at least 1 GiB aligned), and a slab
+    /// of the fallback order lies inside one block of the preferred order's size.
     slab_mask: usize,
     ctor: Option<Ctor>,
     cpu: PerCpu<CpuSlab>,

@@ -267,6 +267,31 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 #define ARG(n) ftrace_regs_get_argument(fregs, n)
 #define ARGP(n) ((void *)ARG(n))
 
+/* Whether an allocation from @kc goes to rslub; watches for names meanwhile. */
+static __always_inline bool rslub_alloc_backed(struct kmem_cache *kc)
+{
+	if (rslub_lookup(kc))
+		return true;
+	if (unlikely(READ_ONCE(rslub_nwatched)))
+		rslub_watch_check(kc);
+	return false;
+}
+
+/* Whether any of the @n objects at @p is rslub's. */
+static __always_inline bool rslub_any_foreign(size_t n, void **p)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (rslub_foreign(p[i]))
+			return true;
+	}
+	return false;
+}
+
+/* @fn's address if @cond holds, else 0: where the handler sends the call. */
+#define RSLUB_TO(cond, fn) ((cond) ? (unsigned long)(fn) : 0)
+
 /*
  * The allocation entry points of a backed cache go to rslub's; a free, ksize() or
  * krealloc() of an rslub object to rslub's; everything else runs the kernel's function.
@@ -282,51 +307,27 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
 	if (bit < 0)
 		return;
-	if (fn == (unsigned long)kfree) {
-		if (rslub_foreign(ARGP(0)))
-			to = (unsigned long)rslub_r_kfree;
-	} else if (fn == (unsigned long)kmem_cache_free) {
-		if (rslub_foreign(ARGP(1)))
-			to = (unsigned long)rslub_r_free;
-	} else if (fn == (unsigned long)kmem_cache_alloc_noprof ||
-		   fn == (unsigned long)kmem_cache_alloc_lru_noprof ||
-		   fn == (unsigned long)kmem_cache_alloc_node_noprof ||
-		   fn == (unsigned long)kmem_cache_alloc_bulk_noprof) {
-		struct kmem_cache *kc = ARGP(0);
-
-		if (rslub_lookup(kc)) {
-			if (fn == (unsigned long)kmem_cache_alloc_noprof)
-				to = (unsigned long)rslub_r_alloc;
-			else if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
-				to = (unsigned long)rslub_r_alloc_lru;
-			else if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
-				to = (unsigned long)rslub_r_alloc_node;
-			else
-				to = (unsigned long)rslub_r_alloc_bulk;
-		} else if (unlikely(READ_ONCE(rslub_nwatched))) {
-			rslub_watch_check(kc);
-		}
-	} else if (fn == (unsigned long)kmem_cache_free_bulk) {
-		size_t i, n = ARG(1);
-		void **p = ARGP(2);
-
-		for (i = 0; i < n; i++) {
-			if (rslub_foreign(p[i])) {
-				to = (unsigned long)rslub_r_free_bulk;
-				break;
-			}
-		}
-	} else if (fn == (unsigned long)ksize) {
-		if (rslub_foreign(ARGP(0)))
-			to = (unsigned long)rslub_r_ksize;
-	} else if (fn == (unsigned long)krealloc_node_align_noprof) {
-		if (rslub_foreign(ARGP(0)))
-			to = (unsigned long)rslub_r_krealloc;
-	} else if (fn == (unsigned long)kmem_cache_destroy) {
+	if (fn == (unsigned long)kfree)
+		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_kfree);
+	else if (fn == (unsigned long)kmem_cache_free)
+		to = RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
+	else if (fn == (unsigned long)kmem_cache_alloc_noprof)
+		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
+	else if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
+		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
+	else if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
+		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
+	else if (fn == (unsigned long)kmem_cache_alloc_bulk_noprof)
+		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
+	else if (fn == (unsigned long)kmem_cache_free_bulk)
+		to = RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
+	else if (fn == (unsigned long)ksize)
+		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
+	else if (fn == (unsigned long)krealloc_node_align_noprof)
+		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
+	else if (fn == (unsigned long)kmem_cache_destroy)
 		/* Only a backed cache (never the kernel's others) goes through rslub. */
-		if (rslub_lookup(ARGP(0)))
-			to = (unsigned long)rslub_r_destroy;
-	}
+		to = RSLUB_TO(rslub_lookup(ARGP(0)), rslub_r_destroy);
 	if (to)
 		ftrace_regs_set_instruction_pointer(fregs, to);
 	ftrace_test_recursion_unlock(bit);

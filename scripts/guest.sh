@@ -38,6 +38,24 @@ modtree() {
 	depmod -b "$rundir/modtree" "$(uname -r)"
 }
 
+# unback_and_drain FILE NAMES: unbacks each cache of the comma-separated NAMES through
+# the back file FILE, then asks it to destroy drained caches until none is left (10 s at
+# most), sending a loopback datagram from each CPU between attempts: TCP defers the free
+# of a received skb to the CPU that allocated it, until that CPU's next packet. Prints
+# the rounds it took, or what is left.
+unback_and_drain() {
+	local f=$1 c n
+	for c in ${2//,/ }; do echo "-$c" > "$f" || return 1; done
+	for n in $(seq 100); do
+		echo drain > "$f"
+		[ -z "$(cat "$f")" ] && { echo "$n drain round(s)"; return 0; }
+		python3 "$(dirname "$0")/traffic.py" --kick
+		sleep 0.1
+	done
+	echo "still draining after 10 s: $(cat "$f")"
+	return 1
+}
+
 # run_backed: with rslub backing $back, hackbench (4 groups of 10 senders and 10
 # receivers over unix sockets, 1000 messages each), then per cache what rslub served,
 # then unbacking, draining and rmmod.
@@ -52,14 +70,8 @@ run_backed() {
 		tr '\n' ' ' < "$d/$c/stats" | fold -s -w 100 | sed 's/^/  /'
 		echo
 	done
-	for c in ${back//,/ }; do echo "-$c" > "$d/back" || return 1; done
-	for n in $(seq 100); do
-		echo drain > "$d/back"
-		[ -z "$(cat "$d/back")" ] && break
-		sleep 0.1
-	done
-	[ -z "$(cat "$d/back")" ] || { echo "guest: still draining after 10 s:"; cat "$d/back"; return 1; }
-	echo "guest: unbacked; every rslub object was freed (0 live), after $n drain round(s)"
+	n=$(unback_and_drain "$d/back" "$back") || { echo "guest: $n"; return 1; }
+	echo "guest: unbacked; every rslub object was freed (0 live), after $n"
 }
 
 if [ "$mode" = run ]; then
@@ -152,7 +164,7 @@ modprobe_cmdline() {
 # lookup allocates a names_cache object); rslub serves them, rmmod is refused while the
 # cache is backed, and unbacking plus draining let the module go.
 back_real_cache() {
-	local cache=names_cache d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n
+	local cache=names_cache d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n out
 	rm -f "$stop"
 	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
 	local user=$!
@@ -170,14 +182,8 @@ back_real_cache() {
 		echo "rmmod succeeded while $cache was backed"
 		return 1
 	fi
-	echo "-$cache" > "$d"
 	touch "$stop"; wait "$user"
-	for _ in $(seq 100); do
-		echo drain > "$d"
-		[ -z "$(cat "$d")" ] && break
-		sleep 0.1
-	done
-	[ -z "$(cat "$d")" ] || { echo "still draining: $(cat "$d")"; return 1; }
+	out=$(unback_and_drain "$d" "$cache") || { echo "$out"; return 1; }
 	rmmod rslub || { echo "rmmod failed after unbacking"; return 1; }
 	[ "$n" -gt 0 ] || { echo "rslub served no allocation of $cache: $line"; return 1; }
 	echo "$cache: $n allocations served by rslub"
@@ -260,15 +266,7 @@ traffic_intact() {
 }
 # unback_drain_unload: after unbacking, in-flight skbs drain back to rslub, then rmmod.
 unback_drain_unload() {
-	local c
-	for c in ${back//,/ }; do echo "-$c" > "$d" || return 1; done
-	for _ in $(seq 100); do
-		echo drain > "$d"
-		[ -z "$(cat "$d")" ] && break
-		python3 "$(dirname "$0")/traffic.py" --kick
-		sleep 0.1
-	done
-	[ -z "$(cat "$d")" ] || { echo "still draining after 10 s: $(cat "$d")"; return 1; }
+	unback_and_drain "$d" "$back" || return 1
 	rmmod rslub_kunit || { echo "rmmod rslub_kunit failed"; return 1; }
 }
 check suites_ran_with_caches_backed served_during_suites

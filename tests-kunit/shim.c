@@ -66,7 +66,6 @@ int rslub_test_move_task(struct task_struct *t, int cpu);
 void rslub_test_usleep(unsigned int us);
 int rslub_test_cpu_to_node(int cpu);
 void rslub_test_mdelay(unsigned int ms);
-void rslub_test_msleep(unsigned int ms);
 unsigned int rslub_test_memalloc_noreclaim_save(void);
 void rslub_test_memalloc_noreclaim_restore(unsigned int flags);
 bool rslub_test_tainted_warn(void);
@@ -197,11 +196,6 @@ int rslub_test_cpu_to_node(int cpu)
 void rslub_test_mdelay(unsigned int ms)
 {
 	mdelay(ms);
-}
-
-void rslub_test_msleep(unsigned int ms)
-{
-	msleep(ms);
 }
 
 /* Enters and leaves the PF_MEMALLOC scope that direct reclaim runs in. */

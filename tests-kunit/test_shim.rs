@@ -89,7 +89,6 @@ mod ffi {
         pub(super) fn rslub_test_usleep(us: u32);
         pub(super) fn rslub_test_cpu_to_node(cpu: i32) -> i32;
         pub(super) fn rslub_test_mdelay(ms: u32);
-        pub(super) fn rslub_test_msleep(ms: u32);
         pub(super) fn rslub_test_memalloc_noreclaim_save() -> u32;
         pub(super) fn rslub_test_memalloc_noreclaim_restore(flags: u32);
         pub(super) fn rslub_test_tainted_warn() -> bool;
@@ -332,11 +331,8 @@ pub(crate) fn mdelay(ms: u32) {
     unsafe { ffi::rslub_test_mdelay(ms) };
 }
 
-/// Sleeps `ms` milliseconds (`msleep()`).
-pub(crate) fn msleep(ms: u32) {
-    // SAFETY: Called from task context by the suites.
-    unsafe { ffi::rslub_test_msleep(ms) };
-}
+/// Sleeps `ms` milliseconds (`msleep()`): the allocator's own wrapper.
+pub(crate) use crate::shim::msleep;
 
 /// Runs `f` in the `PF_MEMALLOC` scope of direct reclaim (`memalloc_noreclaim_save()`).
 pub(crate) fn in_reclaim_scope<R>(f: impl FnOnce() -> R) -> R {
