@@ -3,6 +3,7 @@
 # rslub: quick start in README.md.
 #
 #   make test    boot the test kernel, run the KUnit suites, print "N passed, N failed"
+#   make stress  make test with the all-CPU stress suite running STRESS seconds (300)
 #   make run     boot it, load rslub with PARAMS="...", print what it reports; with
 #                BACK=cache,... rslub backs those kernel caches while hackbench runs
 #   make shell   interactive guest with the modules at hand
@@ -13,7 +14,7 @@
 #   make modules build rslub.ko and rslub_kunit.ko only
 #
 # Variables: VARIANT=default|debug  CPUS=4  NODES=2  PARAMS=  APPEND=  ACCEL=auto|kvm|tcg
-#            STRESS=3 (seconds of the all-CPU stress suite)
+#            STRESS=3 (seconds of the all-CPU stress suite; make stress: 300)
 #            KDIR= (a built Rust-enabled tree)  KSRC= (a source tree)  RSLUB_CACHE=
 #
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
@@ -21,7 +22,7 @@
 
 export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
 
-.PHONY: all setup kernel modules test run shell check bench clean
+.PHONY: all setup kernel modules test stress run shell check bench clean
 all: modules
 
 setup:
@@ -34,6 +35,9 @@ modules:
 
 test:
 	@scripts/vm.sh test
+
+stress:
+	@STRESS=$${STRESS:-300} scripts/vm.sh test
 
 run:
 	@scripts/vm.sh run

@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/timer.h>
+#include <linux/hrtimer.h>
 
 /* A pinned timer that calls fn(arg) in softirq context on one CPU every jiffy. */
 struct rslub_test_tick {
@@ -39,6 +40,8 @@ int rslub_test_thread_stop(struct task_struct *t);
 void rslub_test_wait_for_stop(void);
 struct rslub_test_tick *rslub_test_tick_start(void (*fn)(void *), void *arg, int cpu);
 void rslub_test_tick_stop(struct rslub_test_tick *k);
+struct rslub_test_hardtick *rslub_test_hardtick_start(void (*fn)(void *), void *arg, int cpu);
+void rslub_test_hardtick_stop(struct rslub_test_hardtick *k);
 void rslub_test_skip(const char *reason);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
@@ -150,6 +153,59 @@ void rslub_test_tick_stop(struct rslub_test_tick *k)
 {
 	WRITE_ONCE(k->stop, true);
 	timer_delete_sync(&k->timer);
+	kfree(k);
+}
+
+/*
+ * A pinned hrtimer that calls fn(arg) in hard interrupt context on one CPU every
+ * millisecond (HRTIMER_MODE_REL_PINNED_HARD), armed from that CPU.
+ */
+struct rslub_test_hardtick {
+	struct hrtimer timer;
+	void (*fn)(void *);
+	void *arg;
+	bool stop;
+};
+
+static enum hrtimer_restart rslub_test_hardtick_fn(struct hrtimer *t)
+{
+	struct rslub_test_hardtick *k = container_of(t, struct rslub_test_hardtick, timer);
+
+	if (READ_ONCE(k->stop))
+		return HRTIMER_NORESTART;
+	k->fn(k->arg);
+	hrtimer_forward_now(t, ms_to_ktime(1));
+	return HRTIMER_RESTART;
+}
+
+static void rslub_test_hardtick_arm(void *arg)
+{
+	struct rslub_test_hardtick *k = arg;
+
+	hrtimer_start(&k->timer, ms_to_ktime(1), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+struct rslub_test_hardtick *rslub_test_hardtick_start(void (*fn)(void *), void *arg, int cpu)
+{
+	struct rslub_test_hardtick *k = kzalloc(sizeof(*k), GFP_KERNEL);
+
+	if (!k)
+		return NULL;
+	k->fn = fn;
+	k->arg = arg;
+	hrtimer_setup(&k->timer, rslub_test_hardtick_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	if (smp_call_function_single(cpu, rslub_test_hardtick_arm, k, 1)) {
+		kfree(k);
+		return NULL;
+	}
+	return k;
+}
+
+void rslub_test_hardtick_stop(struct rslub_test_hardtick *k)
+{
+	WRITE_ONCE(k->stop, true);
+	hrtimer_cancel(&k->timer);
 	kfree(k);
 }
 

@@ -29,6 +29,12 @@ mod ffi {
             cpu: i32,
         ) -> *mut c_void;
         pub(super) fn rslub_test_tick_stop(k: *mut c_void);
+        pub(super) fn rslub_test_hardtick_start(
+            f: unsafe extern "C" fn(*mut c_void),
+            arg: *mut c_void,
+            cpu: i32,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_hardtick_stop(k: *mut c_void);
         pub(super) fn rslub_test_skip(reason: *const kernel::ffi::c_char);
         pub(super) fn rslub_test_kc_create(
             name: *const kernel::ffi::c_char,
@@ -239,20 +245,40 @@ impl Drop for Thread {
     }
 }
 
-/// A timer calling a closure every jiffy in softirq context on one CPU; stopped (and
+/// A timer calling a closure on one CPU, every jiffy in softirq context ([`Tick::start`])
+/// or every millisecond in hard interrupt context ([`Tick::start_hard`]); stopped (and
 /// waited for) when dropped.
 pub(crate) struct Tick {
     k: *mut c_void,
+    hard: bool,
 }
 
 impl Tick {
-    /// Starts calling `f` on `cpu`.
+    /// Starts calling `f` on `cpu` from a timer (softirq).
     ///
     /// # Safety
     ///
     /// `f` must stay valid and not move until the returned value has been dropped, and the
     /// returned value must not be leaked.
     pub(crate) unsafe fn start<F: Fn() + Sync>(f: &F, cpu: CpuId) -> Result<Self> {
+        // SAFETY: As the caller guarantees.
+        unsafe { Self::start_in(f, cpu, false) }
+    }
+
+    /// Starts calling `f` on `cpu` from an hrtimer in hard interrupt context.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Tick::start`].
+    pub(crate) unsafe fn start_hard<F: Fn() + Sync>(f: &F, cpu: CpuId) -> Result<Self> {
+        // SAFETY: As the caller guarantees.
+        unsafe { Self::start_in(f, cpu, true) }
+    }
+
+    /// # Safety
+    ///
+    /// As for [`Tick::start`].
+    unsafe fn start_in<F: Fn() + Sync>(f: &F, cpu: CpuId, hard: bool) -> Result<Self> {
         /// # Safety
         ///
         /// `arg` must be a valid `&F`.
@@ -261,25 +287,34 @@ impl Tick {
             let f = unsafe { &*arg.cast::<F>() };
             f();
         }
+        let arg = core::ptr::from_ref(f).cast_mut().cast();
+        let cpu = cpu.as_u32() as i32;
         // SAFETY: The trampoline matches the C signature; `f` outlives the timer (caller).
         let k = unsafe {
-            ffi::rslub_test_tick_start(
-                trampoline::<F>,
-                core::ptr::from_ref(f).cast_mut().cast(),
-                cpu.as_u32() as i32,
-            )
+            if hard {
+                ffi::rslub_test_hardtick_start(trampoline::<F>, arg, cpu)
+            } else {
+                ffi::rslub_test_tick_start(trampoline::<F>, arg, cpu)
+            }
         };
         if k.is_null() {
             return Err(ENOMEM);
         }
-        Ok(Self { k })
+        Ok(Self { k, hard })
     }
 }
 
 impl Drop for Tick {
     fn drop(&mut self) {
-        // SAFETY: `k` is a started tick; this stops it and waits for a running callback.
-        unsafe { ffi::rslub_test_tick_stop(self.k) };
+        // SAFETY: `k` is a started tick of that kind; this stops it and waits for a
+        // running callback.
+        unsafe {
+            if self.hard {
+                ffi::rslub_test_hardtick_stop(self.k)
+            } else {
+                ffi::rslub_test_tick_stop(self.k)
+            }
+        };
     }
 }
 
