@@ -222,6 +222,27 @@ refuse_typesafe_by_rcu() {
 	return "$r"
 }
 check reject_cache_rslub_cannot_serve refuse_typesafe_by_rcu
+# debug= (slub_debug's letters, then cache names): an unknown letter fails the load.
+check load_with_debug load_ok "loaded: max_order=3 .* debug=FZPU,rslub_x" "debug=FZPU,rslub_x*"
+check reject_unknown_debug_flag load_fails "invalid parameter debug: unknown flag 'X'" debug=FX
+check debug_off_loads load_ok "loaded: max_order=3 " debug=-
+# rmmod while another module (samples/client.c) holds a cache: refused by the kernel's
+# module references; once the client has freed its objects and destroyed its cache at its
+# own unload, rslub goes.
+rmmod_under_a_client() {
+	insmod "$moddir/rslub.ko" || { echo "insmod rslub failed"; return 1; }
+	insmod "$moddir/rslub_client.ko" || { echo "insmod rslub_client failed"; rmmod rslub; return 1; }
+	if rmmod rslub 2>/dev/null; then
+		echo "rmmod rslub succeeded while rslub_client held a cache"
+		return 1
+	fi
+	mark_log
+	rmmod rslub_client || { echo "rmmod rslub_client failed"; return 1; }
+	new_log | grep -q "rslub_client: 0 objects changed, destroy: 0" ||
+		{ echo "client log:"; new_log; rmmod rslub; return 1; }
+	rmmod rslub || { echo "rmmod rslub failed after the client left"; return 1; }
+}
+check rmmod_refused_while_a_client_holds_a_cache rmmod_under_a_client
 check back_names_cache_then_unback_and_unload back_real_cache
 
 write_suite rslub_load
