@@ -19,6 +19,8 @@ mod arch;
 mod back;
 #[path = "../rust/cache.rs"]
 mod cache;
+#[path = "../rust/debug.rs"]
+mod debug;
 #[path = "../rust/debugfs.rs"]
 mod debugfs;
 #[path = "../rust/gfp.rs"]

@@ -16,11 +16,21 @@ struct rslub_cache;
 #define RSLUB_HWCACHE_ALIGN	0x1U
 
 /*
+ * Debug checks, as slub_debug's letters (Documentation/reliability.rst). A cache with any
+ * of them takes no fast path; misuse is reported in the kernel log and never crashes.
+ */
+#define RSLUB_DEBUG_SANITY	0x2U	/* F: check every free and allocation */
+#define RSLUB_DEBUG_RED_ZONE	0x4U	/* Z: red zone after every object */
+#define RSLUB_DEBUG_POISON	0x8U	/* P: poison free objects */
+#define RSLUB_DEBUG_STORE_USER	0x10U	/* U: record where objects were allocated and freed */
+
+/*
  * Creates a cache of objects of @size bytes aligned to @align (0, or a power of two up to
- * PAGE_SIZE), with @flags (RSLUB_HWCACHE_ALIGN) and an optional constructor run once per
- * object when its slab is created. @name must be unique among live caches. Returns the
- * cache, or an ERR_PTR(): -EINVAL for bad arguments, -EEXIST for a duplicate name,
- * -ENOMEM. May sleep.
+ * PAGE_SIZE), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*) and an optional
+ * constructor run once per object when its slab is created. @name must be unique among
+ * live caches. Returns the cache, or an ERR_PTR(): -EINVAL for bad arguments (size 0 or
+ * too large for a slab, a bad alignment, an unknown flag, an empty or NULL name),
+ * -EEXIST for a duplicate name, -ENOMEM. May sleep.
  */
 struct rslub_cache *rslub_cache_create(const char *name, unsigned int size,
 				       unsigned int align, unsigned int flags,

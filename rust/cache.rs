@@ -4,8 +4,11 @@
 //! allocation and free paths over them. The design, the lock order and the fast/slow
 //! split are described once, in the crate documentation (`rust/rslub.rs`).
 
+#[path = "cache_debug.rs"]
+mod debug_paths;
+
 use crate::{
-    arch,
+    arch, debug,
     gfp::Gfp,
     inject::{inject, Point},
     layout::{self, Layout},
@@ -33,6 +36,11 @@ pub(crate) const NO_NODE: i32 = bindings::NUMA_NO_NODE;
 /// A constructor, run once on every object when its slab is created.
 pub(crate) type Ctor = unsafe extern "C" fn(*mut core::ffi::c_void);
 
+/// `CpuSlab::slab` of a CPU without an active slab. Not 0: a pointer that is not an
+/// object of rslub may lie on a page whose `private` field is 0, and the free fast path
+/// compares that field with `slab`; no slab's metadata is at address 1.
+const NO_SLAB: u64 = 1;
+
 /// Distance between transaction ids of one CPU: the CPU number lives in the low bits, so
 /// ids of different CPUs never compare equal (SLUB's `TID_STEP`).
 const TID_STEP: u64 = (bindings::NR_CPUS as u64).next_power_of_two();
@@ -52,7 +60,7 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 /// # Invariants
 ///
 /// - `tid % TID_STEP` is the CPU's number.
-/// - If `slab` is null, `freelist` is null. Otherwise `slab` is frozen by this CPU,
+/// - If `slab` is [`NO_SLAB`], `freelist` is null. Otherwise `slab` is frozen by this CPU,
 ///   `node` is its node, and `freelist` chains free objects of `slab` only, owned by
 ///   this CPU.
 #[repr(C, align(16))]
@@ -64,8 +72,8 @@ pub(crate) struct CpuSlab {
     stats: [u64; NR_STATS],
 }
 
-// SAFETY: All fields are integers; all-zero is a valid (empty) `CpuSlab` except for the
-// `tid` invariant, which `CacheCore::new` establishes before publishing the cache.
+// SAFETY: All fields are integers; all-zero is a valid `CpuSlab` except for the `tid`
+// and `slab` invariants, which `CacheCore::new` establishes before publishing the cache.
 unsafe impl Zeroable for CpuSlab {}
 
 /// Arguments of [`CacheCore::new`].
@@ -76,7 +84,7 @@ pub(crate) struct CacheArgs<'a> {
     pub(crate) size: u32,
     /// Alignment (0: pointer size); a power of two.
     pub(crate) align: u32,
-    /// `layout::HWCACHE_ALIGN` or 0.
+    /// `layout::HWCACHE_ALIGN` and the debug flags (`layout::SANITY`, ...).
     pub(crate) flags: u32,
     /// Optional constructor.
     pub(crate) ctor: Option<Ctor>,
@@ -118,6 +126,14 @@ pub(crate) struct CacheCore {
     init_on_alloc: u32,
     /// Whether every free zeroes the object (`init_on_free`). Fixed at creation.
     init_on_free: bool,
+    /// Whether frees leave the fast path at once: `init_on_free`, or a debug cache (one
+    /// flag, so the free fast path tests one byte for both).
+    free_special: bool,
+    /// The debug checks ([`debug`]); no flags for an ordinary cache.
+    debug: debug::Format,
+    /// The last problem reported (a [`debug::Problem`], 0 for none) and its address.
+    last_error: Atomic<u32>,
+    last_error_at: Atomic<usize>,
 }
 
 /// Checks that this CPU and kernel can run the allocator; says why not, and fails with
@@ -174,10 +190,11 @@ impl CacheCore {
             max_order: params.max_order(),
             min_objects: params.min_objects(topo.scaling_cpus()),
         };
+        let flags = args.flags | params.debug().flags_for(args.name.to_bytes());
         let layout = Layout::new(
             args.size,
             args.align,
-            args.flags,
+            flags,
             args.ctor.is_some(),
             shim::cache_line_size(),
             rules,
@@ -194,10 +211,13 @@ impl CacheCore {
         let zonelist = zonelist_nodes(nr_nodes)?;
         let cpu = PerCpu::<CpuSlab>::new()?;
         for c in possible_cpus() {
-            // INVARIANT: each CPU's `tid` starts at its own number; no other CPU sees
-            // the cache yet.
+            // INVARIANT: each CPU's `tid` starts at its own number, with no active slab;
+            // no other CPU sees the cache yet.
             // SAFETY: `on(c)` is CPU `c`'s copy, valid and not yet shared.
-            unsafe { (*cpu.on(c)).tid = u64::from(c.as_u32()) };
+            unsafe {
+                (*cpu.on(c)).tid = u64::from(c.as_u32());
+                (*cpu.on(c)).slab = NO_SLAB;
+            }
         }
         let name = CString::try_from(args.name)?;
         // Boot parameters; the suites can pretend they are set (`inject::init_on`).
@@ -230,6 +250,10 @@ impl CacheCore {
                     0
                 },
                 init_on_free: init_on_free && args.ctor.is_none(),
+                free_special: (*init_on_free && args.ctor.is_none()) || layout.debug != 0,
+                debug: debug::Format::new(layout),
+                last_error: Atomic::new(0),
+                last_error_at: Atomic::new(0),
             }),
             GFP_KERNEL,
         )
@@ -337,7 +361,7 @@ impl CacheCore {
     #[cfg(rslub_inject)]
     pub(crate) fn has_active_slab(&self, cpu: CpuId) -> bool {
         // SAFETY: A live per-cpu area; a racy read of one word, for the suites.
-        unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).slab) != 0 }
+        unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).slab) != NO_SLAB }
     }
 
     /// Offset of counter `s` in a `CpuSlab`.
@@ -491,6 +515,9 @@ impl CacheCore {
     /// a new slab wherever the page allocator finds one with the caller's flags.
     #[inline(never)]
     fn alloc_slow(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        if self.is_debug() {
+            return self.alloc_debug(gfp, node);
+        }
         if node != NO_NODE && !shim::node_online(node) {
             return ptr::null_mut();
         }
@@ -509,7 +536,7 @@ impl CacheCore {
             // on the advanced `tid`.
             let c = unsafe { &mut *self.cpu.this_cpu() };
             let slab = c.slab as usize as *mut Slab;
-            if !slab.is_null() {
+            if c.slab != NO_SLAB {
                 if node != NO_NODE && c.node != node as u64 {
                     self.stat(Stat::NodeMismatch);
                     self.flush(c);
@@ -522,7 +549,7 @@ impl CacheCore {
                     if object.is_null() {
                         // The slab is full and `take_freelist` unfroze it: it is on no
                         // list until a free makes it partial.
-                        c.slab = 0;
+                        c.slab = NO_SLAB;
                         c.tid = c.tid.wrapping_add(TID_STEP);
                         continue;
                     }
@@ -556,7 +583,7 @@ impl CacheCore {
             };
             // SAFETY: As above, for the CPU we are on now.
             let c = unsafe { &mut *self.cpu.this_cpu() };
-            if c.slab != 0 {
+            if c.slab != NO_SLAB {
                 self.flush(c);
             }
             self.install(c, slab, object);
@@ -644,7 +671,7 @@ impl CacheCore {
     fn flush(&self, c: &mut CpuSlab) {
         let slab = c.slab as usize as *mut Slab;
         let freelist = c.freelist as usize as *mut u8;
-        c.slab = 0;
+        c.slab = NO_SLAB;
         c.freelist = 0;
         c.tid = c.tid.wrapping_add(TID_STEP);
         self.stat(Stat::CpuSlabFlush);
@@ -872,7 +899,7 @@ impl CacheCore {
     /// be used afterwards.
     #[inline]
     pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
-        if self.init_on_free {
+        if self.free_special {
             // SAFETY: The caller's guarantees pass on.
             return unsafe { self.free_zeroed(object.as_ptr()) };
         }
@@ -880,14 +907,17 @@ impl CacheCore {
         unsafe { self.free_object(object.as_ptr()) }
     }
 
-    /// [`CacheCore::free`] with `init_on_free`.
+    /// [`CacheCore::free`] with `init_on_free`, or into a debug cache.
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free`].
+    /// As for [`CacheCore::free`]; a debug cache checks what it can of that.
     #[inline(never)]
     #[cold]
     unsafe fn free_zeroed(&self, object: *mut u8) {
+        if self.is_debug() {
+            return self.free_debug(object);
+        }
         self.zero(object);
         // SAFETY: The caller's guarantees pass on.
         unsafe { self.free_object(object) }
@@ -954,8 +984,23 @@ impl CacheCore {
     /// As for [`CacheCore::free`]; `slab` is the object's slab.
     #[inline(never)]
     unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
+        if !self.owns(object) {
+            return self.foreign_free(object);
+        }
         // SAFETY: One object is a chain of one.
         unsafe { self.free_chain(slab, object, object, 1) }
+    }
+
+    /// Whether `object`'s page is a slab page of this cache ([`mm::checked_slab_of`]): a
+    /// pointer that is not an object of this cache never reaches the fast path's commit
+    /// (its slab is no active slab of this cache), so the slow paths catch it here.
+    #[inline(always)]
+    fn owns(&self, object: *const u8) -> bool {
+        // SAFETY: A pointer passed to free is a direct-map address (an object of some
+        // slab, by the caller's contract, which this checks).
+        let slab = unsafe { mm::checked_slab_of(object) }.cast::<Slab>();
+        // SAFETY: `checked_slab_of` returns null or the metadata of a live slab.
+        !slab.is_null() && unsafe { (*slab).cache } == ptr::from_ref(self).cast()
     }
 
     /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
@@ -1107,6 +1152,12 @@ impl CacheCore {
     ///
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
+        if self.is_debug() {
+            for &object in objects {
+                self.free_debug(object);
+            }
+            return;
+        }
         if self.init_on_free {
             for &object in objects {
                 self.zero(object);
@@ -1127,6 +1178,10 @@ impl CacheCore {
                 unsafe { self.fp.set(first, c.freelist as usize as *mut u8) };
                 c.freelist = first as u64;
                 fast += 1;
+                continue;
+            }
+            if !self.owns(first) {
+                self.foreign_free(first);
                 continue;
             }
             // Chain the run of objects of the same slab in front of `first`.
@@ -1161,7 +1216,7 @@ impl CacheCore {
         let _irq = IrqDisabled::new();
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         let c = unsafe { &mut *self.cpu.this_cpu() };
-        if c.slab != 0 {
+        if c.slab != NO_SLAB {
             self.flush(c);
         }
     }
@@ -1177,7 +1232,7 @@ impl CacheCore {
         let _irq = IrqDisabled::new();
         // SAFETY: `cpu` is dead (caller): its copy is ours.
         let c = unsafe { &mut *self.cpu.on(cpu) };
-        if c.slab != 0 {
+        if c.slab != NO_SLAB {
             self.flush(c);
         }
     }
@@ -1215,6 +1270,60 @@ impl CacheCore {
         live
     }
 
+    /// Walks the empty slabs of each node's partial list that lie beyond the node's
+    /// first `min_partial` partial slabs (the seed 000 cushion): with `free`, gives them
+    /// back, up to `max_pages` pages. Returns their pages.
+    fn empty_beyond_min_partial(&self, free: bool, max_pages: u64) -> u64 {
+        let min_partial = self.min_partial();
+        let mut pages = 0u64;
+        for node in self.nodes.iter() {
+            if node.nr_partial() <= min_partial {
+                continue;
+            }
+            let irq = IrqDisabled::new();
+            let mut g = self.lock_node(node, &irq);
+            let mut p = g.list().first();
+            // Partial slabs left once the ones counted so far are gone.
+            let mut left = g.list().len();
+            while let Some(slab) = p {
+                if left <= min_partial || pages >= max_pages {
+                    break;
+                }
+                // SAFETY: `slab` is on this list and the lock is held.
+                let (next, st, n) =
+                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).nr_pages()) };
+                if st.inuse() == 0 {
+                    pages += n;
+                    left -= 1;
+                    if free {
+                        // SAFETY: As in `discard_empty_partials`.
+                        unsafe {
+                            g.list().remove(slab);
+                            self.discard(slab);
+                        }
+                    }
+                }
+                p = (!next.is_null()).then_some(next);
+            }
+        }
+        pages
+    }
+
+    /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
+    pub(crate) fn reclaimable_pages(&self) -> u64 {
+        self.empty_beyond_min_partial(false, u64::MAX)
+    }
+
+    /// The shrinker's work: gives back empty slabs beyond each node's `min_partial`
+    /// partial slabs, up to `max_pages` pages; returns the pages given back. Leaves the
+    /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
+    pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
+        let pages = self.empty_beyond_min_partial(true, max_pages);
+        // SAFETY: Per-cpu counter of this cache.
+        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
+        pages
+    }
+
     /// Flushes every online CPU's active slab and gives every empty slab back
     /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
     /// while the cache is in use, and from memory reclaim; may sleep.
@@ -1238,7 +1347,7 @@ impl CacheCore {
             // SAFETY: Online CPUs were flushed above and offline ones cannot run, and no
             // CPU allocates from the cache any more (caller): this copy is ours.
             let c = unsafe { &mut *self.cpu.on(cpu) };
-            if c.slab != 0 {
+            if c.slab != NO_SLAB {
                 self.flush(c);
             }
         }

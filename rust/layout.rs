@@ -19,8 +19,21 @@ pub(crate) const MAX_OBJS_PER_SLAB: u32 = 32767;
 
 /// Cache creation flag: align objects to the hardware cache line (`SLAB_HWCACHE_ALIGN`).
 pub(crate) const HWCACHE_ALIGN: u32 = 1 << 0;
+/// Cache creation flag, debug `F`: sanity checks on every allocation and free
+/// (`SLAB_CONSISTENCY_CHECKS`). See [`crate::debug`].
+pub(crate) const SANITY: u32 = 1 << 1;
+/// Debug `Z`: a red zone after every object (`SLAB_RED_ZONE`).
+pub(crate) const RED_ZONE: u32 = 1 << 2;
+/// Debug `P`: free objects filled with a pattern (`SLAB_POISON`).
+pub(crate) const POISON: u32 = 1 << 3;
+/// Debug `U`: where each object was last allocated and freed (`SLAB_STORE_USER`).
+pub(crate) const STORE_USER: u32 = 1 << 4;
+/// The debug flags.
+pub(crate) const DEBUG_FLAGS: u32 = SANITY | RED_ZONE | POISON | STORE_USER;
 /// All flags `create` accepts.
-pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN;
+pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN | DEBUG_FLAGS;
+/// Bytes of one owner record ([`crate::debug::Track`]); a `U` cache keeps two per object.
+pub(crate) const TRACK_SIZE: u32 = 64;
 
 /// Order of the smallest power-of-two number of pages holding `bytes` (`get_order()`).
 pub(crate) fn get_order(bytes: u64) -> u32 {
@@ -101,6 +114,10 @@ pub(crate) fn calculate_order(size: NonZeroU32, rules: OrderRules) -> Result<u32
 /// `size` is a multiple of `align` and of [`POINTER_SIZE`], `size >= object_size`,
 /// `free_offset + POINTER_SIZE <= size`, `free_offset` is a multiple of [`POINTER_SIZE`],
 /// and `1 <= objects <= MAX_OBJS_PER_SLAB` objects of `size` fit in a slab of `order`.
+/// `object_size <= inuse <= size`; with [`RED_ZONE`], `inuse > object_size`; with
+/// [`RED_ZONE`] or [`POISON`] the free pointer is at or after `inuse`; with
+/// [`STORE_USER`], `track_offset + 2 * TRACK_SIZE <= size` and the free pointer is
+/// before `track_offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
     /// Bytes the user asked for.
@@ -116,6 +133,13 @@ pub(crate) struct Layout {
     pub(crate) order: u32,
     /// Objects per slab.
     pub(crate) objects: u32,
+    /// The debug flags in effect ([`DEBUG_FLAGS`]; [`POISON`] is dropped with a
+    /// constructor, whose objects keep their contents while free, as in SLUB).
+    pub(crate) debug: u32,
+    /// End of the object and its red zone: the red zone is `object_size..inuse`.
+    pub(crate) inuse: u32,
+    /// Offset of the two owner records (allocation, then free) with [`STORE_USER`].
+    pub(crate) track_offset: u32,
 }
 
 impl Layout {
@@ -123,7 +147,10 @@ impl Layout {
     ///
     /// `cache_line` is the hardware cache line size, used with [`HWCACHE_ALIGN`]. With a
     /// constructor, objects keep their constructed contents while free, so the free
-    /// pointer goes after the object instead of inside it.
+    /// pointer goes after the object instead of inside it; so it does with [`POISON`],
+    /// which fills the whole free object, and with [`RED_ZONE`]. A red zone is at least
+    /// one word after the object, and [`STORE_USER`] adds two owner records at the end
+    /// of the stride.
     pub(crate) fn new(
         object_size: u32,
         align: u32,
@@ -140,8 +167,13 @@ impl Layout {
             return Err(EINVAL);
         }
         let align = object_align(object_size, align, flags, cache_line);
+        let debug = flags & DEBUG_FLAGS & if has_ctor { !POISON } else { u32::MAX };
         let mut size = round_up(object_size, POINTER_SIZE);
-        let free_offset = if has_ctor {
+        if debug & RED_ZONE != 0 && size == object_size {
+            size += POINTER_SIZE;
+        }
+        let inuse = size;
+        let free_offset = if has_ctor || debug & (POISON | RED_ZONE) != 0 {
             let at = size;
             size += POINTER_SIZE;
             at
@@ -149,6 +181,13 @@ impl Layout {
             // Mid-object, as SLUB does: an overrun from the previous object or an underrun
             // into this one is less likely to hit the free pointer.
             round_down(object_size / 2, POINTER_SIZE)
+        };
+        let track_offset = if debug & STORE_USER != 0 {
+            let at = size;
+            size += 2 * TRACK_SIZE;
+            at
+        } else {
+            0
         };
         let size = round_up(size, align);
         if u64::from(size) > u64::from(slab_bytes(MAX_PAGE_ORDER)) {
@@ -163,7 +202,9 @@ impl Layout {
         // INVARIANT: `size` is rounded to `POINTER_SIZE` and then to `align`, a power of two
         // no smaller than `POINTER_SIZE`; the free pointer is either at the rounded object
         // end (with room added) or at a pointer-aligned offset below `object_size / 2`; the
-        // object count was checked to be in `1..=MAX_OBJS_PER_SLAB` just above.
+        // object count was checked to be in `1..=MAX_OBJS_PER_SLAB` just above. The red zone
+        // gets a word when the object fills its words; with it or poisoning the free pointer
+        // goes after it; the owner records come last.
         Ok(Self {
             object_size,
             align,
@@ -171,6 +212,9 @@ impl Layout {
             free_offset,
             order,
             objects,
+            debug,
+            inuse,
+            track_offset,
         })
     }
 

@@ -6,6 +6,9 @@
 //! A slab is `2^order` pages from `alloc_pages_node()`, not compound. Every page of the
 //! slab has its `struct page`'s `private` field pointing at the slab's metadata; the
 //! page allocator hands pages out with `private` zero and leaves the field to the owner.
+//! The page's index field (`__folio_index`, the file offset of page-cache pages) holds
+//! the same pointer xor [`OWNER_KEY`], so that the free slow path can tell rslub's pages
+//! from any other page with two loads and no call ([`checked_slab_of`]).
 //! [`slab_of`] therefore finds a slab from any address inside it with the direct-map
 //! arithmetic of `virt_to_page()` and one load, and no call, as the free fast path needs.
 
@@ -13,6 +16,9 @@ use crate::gfp::Gfp;
 use crate::shim;
 use core::ptr::NonNull;
 use kernel::{bindings, page::PAGE_SHIFT};
+
+/// What the index field of an rslub page holds xor'ed with its `private` field.
+const OWNER_KEY: usize = u64::from_be_bytes(*b"rslubPG\0") as usize;
 
 /// `2^order` contiguous pages owned by rslub.
 ///
@@ -49,6 +55,11 @@ impl SlabPages {
         self.addr
     }
 
+    /// Number of pages.
+    pub(crate) fn nr_pages(&self) -> u64 {
+        1 << self.order
+    }
+
     /// The NUMA node the pages are on.
     pub(crate) fn node(&self) -> u32 {
         shim::page_to_nid(self.page)
@@ -60,15 +71,24 @@ impl SlabPages {
         page >= first && page < first.wrapping_add(1 << self.order)
     }
 
-    /// Points the `private` field of every page at `meta`, for [`slab_of`].
+    /// Points the `private` field of every page at `meta`, for [`slab_of`], and sets the
+    /// index field to match, for [`checked_slab_of`]; null clears both.
     pub(crate) fn set_owner(&mut self, meta: *const u8) {
+        let check = if meta.is_null() {
+            0
+        } else {
+            meta as usize ^ OWNER_KEY
+        };
         for i in 0..(1usize << self.order) {
             // SAFETY: By the type invariant the `2^order` `struct page`s starting at `page`
             // are ours (a non-compound block has consecutive `struct page`s); `private`
-            // is the owner's field.
+            // and the index are the owner's fields (the page allocator checks neither).
             unsafe {
-                let p = self.page.as_ptr().add(i);
-                (*p).__bindgen_anon_1.__bindgen_anon_1.private = meta as usize;
+                let p = &mut (*self.page.as_ptr().add(i))
+                    .__bindgen_anon_1
+                    .__bindgen_anon_1;
+                p.private = meta as usize;
+                p.__bindgen_anon_2.__folio_index = check;
             }
         }
     }
@@ -124,4 +144,30 @@ pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
     // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
     // we set.
     unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *const u8 }
+}
+
+/// The slab metadata of the rslub page holding `addr`, or null if the page is not one of
+/// rslub's slab pages: `private` and the index field must agree through [`OWNER_KEY`].
+/// Two loads and a compare; no pointer read from the page is followed.
+///
+/// # Safety
+///
+/// `addr` must be a direct-map address (of any page).
+#[inline(always)]
+pub(crate) unsafe fn checked_slab_of(addr: *const u8) -> *const u8 {
+    let page = page_of(addr);
+    // SAFETY: `addr` is in the direct map (caller), so `page` is its `struct page`; both
+    // fields are plain words.
+    let (private, index) = unsafe {
+        let p = &(*page).__bindgen_anon_1.__bindgen_anon_1;
+        (
+            core::ptr::read_volatile(&raw const p.private),
+            core::ptr::read_volatile(&raw const p.__bindgen_anon_2.__folio_index),
+        )
+    };
+    if private != 0 && private ^ OWNER_KEY == index {
+        private as *const u8
+    } else {
+        core::ptr::null()
+    }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Per-node state of a cache (`kmem_cache_node`): the partial list under its lock, and
-//! slab counts.
+//! Per-node state of a cache (`kmem_cache_node`): the partial list under its lock (and,
+//! for debug caches, the list of full slabs, as SLUB keeps it for `validate`), and slab
+//! counts.
 
 use crate::{shim::IrqDisabled, slab::Slab};
 use core::ptr;
@@ -15,16 +16,25 @@ use kernel::{
     },
 };
 
-/// The slabs of a node that have free objects and are no CPU's active slab.
+/// Which list of its node a slab is on ([`crate::slab::Links::on`]).
+pub(crate) const ON_NO_LIST: u8 = 0;
+/// On the partial list.
+pub(crate) const ON_PARTIAL: u8 = 1;
+/// On the full list (debug caches only).
+pub(crate) const ON_FULL: u8 = 2;
+
+/// A list of slabs of a node: the partial list (slabs that have free objects and are no
+/// CPU's active slab), or a debug cache's full list.
 ///
 /// # Invariants
 ///
 /// `head`..`tail` is a doubly linked list, through [`Slab::links`], of `nr` distinct live
-/// slabs of this node, each with `on_partial` set; every other slab has it clear.
+/// slabs of this node, each with `on == kind`; no other slab has `on == kind`.
 pub(crate) struct PartialList {
     head: *mut Slab,
     tail: *mut Slab,
     nr: u32,
+    kind: u8,
 }
 
 // SAFETY: The list only holds pointers to slabs, which are `Send`; it is only reached
@@ -51,8 +61,8 @@ impl PartialList {
     pub(crate) unsafe fn add(&mut self, slab: *mut Slab, to_head: bool) {
         // SAFETY: The node lock is held (caller), `slab` is live.
         let l = unsafe { (*slab).links() };
-        debug_assert!(!l.on_partial);
-        l.on_partial = true;
+        debug_assert!(l.on == ON_NO_LIST);
+        l.on = self.kind;
         if to_head {
             l.prev = ptr::null_mut();
             l.next = self.head;
@@ -86,9 +96,9 @@ impl PartialList {
     pub(crate) unsafe fn remove(&mut self, slab: *mut Slab) {
         // SAFETY: The node lock is held, `slab` is on the list, hence live.
         let l = unsafe { (*slab).links() };
-        debug_assert!(l.on_partial);
+        debug_assert!(l.on == self.kind);
         let (prev, next) = (l.prev, l.next);
-        l.on_partial = false;
+        l.on = ON_NO_LIST;
         l.prev = ptr::null_mut();
         l.next = ptr::null_mut();
         if prev.is_null() {
@@ -107,23 +117,39 @@ impl PartialList {
         self.nr -= 1;
     }
 
-    /// Whether `slab` is on a partial list (this one, since a slab has one node).
+    /// Whether `slab` is on this list.
     ///
     /// # Safety
     ///
     /// `slab` must be a live slab of this node; the caller holds the node lock.
     pub(crate) unsafe fn contains(&self, slab: *mut Slab) -> bool {
         // SAFETY: As the caller guarantees.
-        unsafe { (*slab).links().on_partial }
+        unsafe { (*slab).links().on == self.kind }
     }
+
+    /// An empty list of `kind`.
+    const fn new(kind: u8) -> Self {
+        Self {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            nr: 0,
+            kind,
+        }
+    }
+}
+
+/// The lists under a node's lock.
+pub(crate) struct Lists {
+    partial: PartialList,
+    full: PartialList,
 }
 
 /// A cache's state on one NUMA node.
 #[pin_data]
 pub(crate) struct Node {
-    /// The partial list; taken only with interrupts off (frees may come from interrupts).
+    /// The lists; taken only with interrupts off (frees may come from interrupts).
     #[pin]
-    partial: SpinLock<PartialList>,
+    partial: SpinLock<Lists>,
     /// `partial.len()`, readable without the lock (a hint, as SLUB's `nr_partial`).
     nr_partial: Atomic<u32>,
     /// Slabs of the cache on this node.
@@ -137,10 +163,9 @@ impl Node {
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
             partial <- new_spinlock!(
-                PartialList {
-                    head: ptr::null_mut(),
-                    tail: ptr::null_mut(),
-                    nr: 0,
+                Lists {
+                    partial: PartialList::new(ON_PARTIAL),
+                    full: PartialList::new(ON_FULL),
                 },
                 "rslub_node_partial"
             ),
@@ -196,21 +221,28 @@ impl Node {
     }
 }
 
-/// The node lock held; derefs to the partial list and keeps the unlocked count in step.
+/// The node lock held; gives the lists and keeps the unlocked count in step.
 pub(crate) struct NodeGuard<'a> {
-    guard: SpinLockGuard<'a, PartialList>,
+    guard: SpinLockGuard<'a, Lists>,
     node: &'a Node,
 }
 
 impl NodeGuard<'_> {
     /// The partial list.
     pub(crate) fn list(&mut self) -> &mut PartialList {
-        &mut self.guard
+        &mut self.guard.partial
+    }
+
+    /// The full list (kept for debug caches only).
+    pub(crate) fn full(&mut self) -> &mut PartialList {
+        &mut self.guard.full
     }
 }
 
 impl Drop for NodeGuard<'_> {
     fn drop(&mut self) {
-        self.node.nr_partial.store(self.guard.len(), Relaxed);
+        self.node
+            .nr_partial
+            .store(self.guard.partial.len(), Relaxed);
     }
 }

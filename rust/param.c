@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rslub's string module parameter, which the Rust module! macro cannot declare:
- * back=<name>[,<name>...] names kernel caches to back at load (Documentation/backing.rst).
- * Also rslub.back= on the kernel command line, which modprobe passes on.
+ * rslub's string module parameters, which the Rust module! macro cannot declare:
+ * back=<name>[,<name>...] names kernel caches to back at load (Documentation/backing.rst);
+ * debug=<flags>[,<cache>...] turns on debug checks (Documentation/reliability.rst).
+ * Also rslub.back= and rslub.debug= on the kernel command line, which modprobe passes on.
  */
 #include <linux/moduleparam.h>
 
 const char *rslub_back_param(void);
+const char *rslub_debug_param(void);
 
 static char rslub_back_names[256];
 module_param_string(back, rslub_back_names, sizeof(rslub_back_names), 0444);
@@ -15,4 +17,13 @@ MODULE_PARM_DESC(back, "Kernel caches to back at load, comma-separated (e.g. skb
 const char *rslub_back_param(void)
 {
 	return rslub_back_names;
+}
+
+static char rslub_debug_spec[256];
+module_param_string(debug, rslub_debug_spec, sizeof(rslub_debug_spec), 0444);
+MODULE_PARM_DESC(debug, "Debug checks, as slub_debug: F Z P U or - , then optional cache names (e.g. FZPU,my_cache)");
+
+const char *rslub_debug_param(void)
+{
+	return rslub_debug_spec;
 }

@@ -8,6 +8,7 @@
 //! and its allowed range. Nothing here depends on the running kernel beyond the topology
 //! passed in, so the KUnit suites check the same code with any value.
 
+use crate::debug::Spec;
 use kernel::{bindings, fmt};
 
 /// Highest page order the page allocator hands out (`MAX_PAGE_ORDER`).
@@ -108,6 +109,7 @@ pub(crate) struct Params {
     min_order: u32,
     min_objects: u32,
     min_partial: u32,
+    debug: Spec,
 }
 
 impl Params {
@@ -124,7 +126,18 @@ impl Params {
             min_order,
             min_objects,
             min_partial,
+            debug: Spec::NONE,
         })
+    }
+
+    /// These parameters with the `debug=` option `debug` (parsed by [`Spec::parse`]).
+    pub(crate) fn with_debug(self, debug: Spec) -> Self {
+        Self { debug, ..self }
+    }
+
+    /// The `debug=` option: which caches get which debug checks.
+    pub(crate) fn debug(&self) -> Spec {
+        self.debug
     }
 
     /// Highest page order of a slab.
@@ -180,8 +193,12 @@ impl fmt::Display for Effective<'_> {
             f.write_str(" (auto)")?;
         }
         match p.min_partial_override() {
-            Some(v) => write!(f, " min_partial={v}"),
-            None => f.write_str(" min_partial=auto"),
+            Some(v) => write!(f, " min_partial={v}")?,
+            None => f.write_str(" min_partial=auto")?,
         }
+        if p.debug != Spec::NONE {
+            write!(f, " debug={}", p.debug)?;
+        }
+        Ok(())
     }
 }

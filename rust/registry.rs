@@ -76,7 +76,50 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
         exit_registry();
         return Err(e);
     }
+    if let Err(e) = shim::shrinker_init(debugfs_name) {
+        shim::hotplug_exit();
+        exit_registry();
+        return Err(e);
+    }
     Ok(())
+}
+
+/// The shrinker's count (`rust/shim.c`): pages of empty slabs the node lists keep beyond
+/// `min_partial` partial slabs, over all caches. Memory reclaim may call it while this
+/// module's own code allocates under the registry mutex, so it only tries the mutex (0
+/// when busy).
+#[no_mangle]
+extern "C" fn rslub_shrink_count() -> core::ffi::c_ulong {
+    shrink_count() as core::ffi::c_ulong
+}
+
+/// [`rslub_shrink_count`], for Rust.
+pub(crate) fn shrink_count() -> u64 {
+    let Some(reg) = REGISTRY.try_lock() else {
+        return 0;
+    };
+    reg.caches
+        .iter()
+        // SAFETY: Registered caches are live while the lock is held.
+        .map(|e| unsafe { e.core.as_ref() }.reclaimable_pages())
+        .sum::<u64>()
+}
+
+/// The shrinker's scan: gives back up to `nr` pages of such slabs; returns how many.
+#[no_mangle]
+extern "C" fn rslub_shrink_scan(nr: core::ffi::c_ulong) -> core::ffi::c_ulong {
+    let Some(reg) = REGISTRY.try_lock() else {
+        return 0;
+    };
+    let mut freed = 0u64;
+    for e in reg.caches.iter() {
+        if freed >= nr {
+            break;
+        }
+        // SAFETY: Registered caches are live while the lock is held.
+        freed += unsafe { e.core.as_ref() }.shrink_empty(nr - freed);
+    }
+    freed as core::ffi::c_ulong
 }
 
 /// CPU hotplug (`rust/shim.c`): `cpu` is dead. Its active slab of every cache goes back to
@@ -99,6 +142,7 @@ extern "C" fn rslub_cpu_dead(cpu: core::ffi::c_uint) -> core::ffi::c_int {
 /// Removes the debugfs files; called when the module goes away. A cache its creator never
 /// destroyed is reported and left as it is (its memory may still be in use).
 pub(crate) fn exit() {
+    shim::shrinker_exit();
     shim::hotplug_exit();
     exit_registry();
 }

@@ -102,6 +102,7 @@ mod api;
 mod arch;
 mod back;
 mod cache;
+mod debug;
 mod debugfs;
 mod gfp;
 mod inject;
@@ -147,6 +148,8 @@ module! {
 extern "C" {
     /// The `back=` parameter (`rust/param.c`): the Rust `module!` macro has no strings.
     fn rslub_back_param() -> *const kernel::ffi::c_char;
+    /// The `debug=` parameter (`rust/param.c`).
+    fn rslub_debug_param() -> *const kernel::ffi::c_char;
 }
 
 /// The loaded module.
@@ -161,6 +164,15 @@ impl kernel::Module for Rslub {
             min_partial: module_parameters::min_partial.value(),
         };
         let params = Params::new(raw).inspect_err(|e| pr_err!("{e}\n"))?;
+        // SAFETY: `rslub_debug_param()` returns the module's string parameter, NUL
+        // terminated, which lives (unchanged: it is read-only in sysfs) as long as the
+        // module.
+        let spec = unsafe { CStr::from_char_ptr(rslub_debug_param()) }.to_bytes();
+        let spec = debug::Spec::parse(spec).map_err(|e| {
+            pr_err!("{e}\n");
+            EINVAL
+        })?;
+        let params = params.with_debug(spec);
         let topo = topology::Topology::read();
         // SAFETY: Called once, here, before anything else uses the registry.
         unsafe { registry::init(params, c"rslub") }?;

@@ -4,6 +4,8 @@
  * Each one is a single call; the Rust side (rust/shim.rs) documents its contract.
  * None of them is on a fast path.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cache.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -14,6 +16,11 @@
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
+#include <linux/jiffies.h>
+#include <linux/printk.h>
+#include <linux/shrinker.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
 #include <linux/workqueue.h>
 #include <linux/topology.h>
 
@@ -186,6 +193,52 @@ void rslub_hotplug_exit(void)
 	cpuhp_remove_state_nocalls(rslub_cpuhp_state);
 }
 
+/*
+ * Memory pressure: a shrinker whose objects are the pages of empty slabs that the node
+ * lists keep beyond each cache's min_partial. rslub_shrink_count() and
+ * rslub_shrink_scan() (rust/registry.rs) count and give them back.
+ */
+unsigned long rslub_shrink_count(void);
+unsigned long rslub_shrink_scan(unsigned long nr);
+static struct shrinker *rslub_shrinker;
+
+static unsigned long rslub_count_objects(struct shrinker *s, struct shrink_control *sc)
+{
+	unsigned long n = rslub_shrink_count();
+
+	return n ? n : SHRINK_EMPTY;
+}
+
+static unsigned long rslub_scan_objects(struct shrinker *s, struct shrink_control *sc)
+{
+	unsigned long freed = rslub_shrink_scan(sc->nr_to_scan);
+
+	return freed ? freed : SHRINK_STOP;
+}
+
+int rslub_shrinker_init(const char *name)
+{
+	rslub_shrinker = shrinker_alloc(0, "%s", name);
+	if (!rslub_shrinker)
+		return -ENOMEM;
+	rslub_shrinker->count_objects = rslub_count_objects;
+	rslub_shrinker->scan_objects = rslub_scan_objects;
+	rslub_shrinker->seeks = DEFAULT_SEEKS;
+	shrinker_register(rslub_shrinker);
+	return 0;
+}
+
+void rslub_shrinker_exit(void)
+{
+	shrinker_free(rslub_shrinker);
+	rslub_shrinker = NULL;
+}
+
+bool rslub_shrinker_registered(void)
+{
+	return rslub_shrinker && (rslub_shrinker->flags & SHRINKER_REGISTERED);
+}
+
 int rslub_zonelist_nodes(int nid, u16 *out, int max)
 {
 	struct zonelist *zonelist = node_zonelist(nid, GFP_KERNEL);
@@ -199,4 +252,32 @@ int rslub_zonelist_nodes(int nid, u16 *out, int max)
 			out[n++] = zonelist_node_idx(z);
 	}
 	return n;
+}
+
+/*
+ * An owner record of a debug cache (rust/debug.rs, `Track`): the call chain, the CPU,
+ * the task and the time, as SLUB's set_track() keeps them.
+ */
+void rslub_track_save(unsigned long *addrs, unsigned int n, unsigned int *cpu,
+		      unsigned int *pid, unsigned long *when)
+{
+	unsigned int got = stack_trace_save(addrs, n, 2);
+
+	if (got < n)
+		addrs[got] = 0;
+	*cpu = raw_smp_processor_id();
+	*pid = current->pid;
+	*when = jiffies;
+}
+
+/* Prints an owner record, with symbols (%pS), for a debug report. */
+void rslub_track_print(const char *what, const unsigned long *addrs, unsigned int n,
+		       unsigned int cpu, unsigned int pid, unsigned long when)
+{
+	unsigned int i;
+
+	pr_err("  last %s on CPU %u by pid %u, %lu jiffies ago:\n", what, cpu, pid,
+	       jiffies - when);
+	for (i = 0; i < n && addrs[i]; i++)
+		pr_err("    %pS\n", (void *)addrs[i]);
 }

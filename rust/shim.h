@@ -33,5 +33,12 @@ int rslub_hotplug_init(void);
 void rslub_hotplug_exit(void);
 void rslub_run_on_each_cpu(void (*fn)(void *), void *arg);
 int rslub_zonelist_nodes(int nid, u16 *out, int max);
+int rslub_shrinker_init(const char *name);
+void rslub_shrinker_exit(void);
+bool rslub_shrinker_registered(void);
+void rslub_track_save(unsigned long *addrs, unsigned int n, unsigned int *cpu,
+		      unsigned int *pid, unsigned long *when);
+void rslub_track_print(const char *what, const unsigned long *addrs, unsigned int n,
+		       unsigned int cpu, unsigned int pid, unsigned long when);
 
 #endif /* RSLUB_SHIM_H */

@@ -8,7 +8,7 @@
 //! other module calls the shim directly. None of these is on a fast path.
 
 use core::{ffi::c_void, ptr, ptr::NonNull};
-use kernel::bindings;
+use kernel::{bindings, str::CStr, str::CStrExt};
 
 mod ffi {
     use core::ffi::c_void;
@@ -37,6 +37,24 @@ mod ffi {
         pub(super) fn rslub_hotplug_init() -> i32;
         pub(super) fn rslub_hotplug_exit();
         pub(super) fn rslub_run_on_each_cpu(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_void);
+        pub(super) fn rslub_shrinker_init(name: *const kernel::ffi::c_char) -> i32;
+        pub(super) fn rslub_shrinker_exit();
+        pub(super) fn rslub_shrinker_registered() -> bool;
+        pub(super) fn rslub_track_save(
+            addrs: *mut usize,
+            n: u32,
+            cpu: *mut u32,
+            pid: *mut u32,
+            when: *mut usize,
+        );
+        pub(super) fn rslub_track_print(
+            what: *const kernel::ffi::c_char,
+            addrs: *const usize,
+            n: u32,
+            cpu: u32,
+            pid: u32,
+            when: usize,
+        );
     }
 }
 
@@ -225,4 +243,46 @@ pub(crate) fn zonelist_nodes(nid: i32, out: &mut [u16]) -> usize {
     // SAFETY: `nid` is an online node (callers pass one); `out` has room for `max` ids.
     let n = unsafe { ffi::rslub_zonelist_nodes(nid, out.as_mut_ptr(), max) };
     usize::try_from(n).unwrap_or(0)
+}
+
+/// Records the caller's call chain (without the two innermost frames, rslub's), CPU, task
+/// and time in `addrs` (zero-terminated when shorter) and the three words.
+pub(crate) fn track_save(addrs: &mut [usize], cpu: &mut u32, pid: &mut u32, when: &mut usize) {
+    // SAFETY: The pointers come from live references; `addrs` has `addrs.len()` entries.
+    unsafe { ffi::rslub_track_save(addrs.as_mut_ptr(), addrs.len() as u32, cpu, pid, when) }
+}
+
+/// Prints a record of [`track_save`] as "last `what` on CPU .. by pid .., .. ago" and its
+/// call chain, one symbol per line.
+pub(crate) fn track_print(what: &CStr, addrs: &[usize], cpu: u32, pid: u32, when: usize) {
+    // SAFETY: `what` is NUL terminated; `addrs` has `addrs.len()` entries.
+    unsafe {
+        ffi::rslub_track_print(
+            what.as_char_ptr(),
+            addrs.as_ptr(),
+            addrs.len() as u32,
+            cpu,
+            pid,
+            when,
+        )
+    }
+}
+
+/// Registers the shrinker (`rslub_shrink_count()`, `rslub_shrink_scan()`), named `name`.
+pub(crate) fn shrinker_init(name: &CStr) -> Result<(), kernel::error::Error> {
+    // SAFETY: `name` is NUL terminated; `shrinker_alloc` copies it.
+    kernel::error::to_result(unsafe { ffi::rslub_shrinker_init(name.as_char_ptr()) })
+}
+
+/// Unregisters the shrinker and waits until no callback runs (`shrinker_free()`).
+pub(crate) fn shrinker_exit() {
+    // SAFETY: Called once after a successful `shrinker_init`.
+    unsafe { ffi::rslub_shrinker_exit() }
+}
+
+/// Whether the shrinker is registered with the kernel.
+#[cfg_attr(not(rslub_inject), expect(dead_code, reason = "the suites' check"))]
+pub(crate) fn shrinker_registered() -> bool {
+    // SAFETY: Reads the shrinker pointer and its flags; no precondition.
+    unsafe { ffi::rslub_shrinker_registered() }
 }

@@ -17,7 +17,7 @@
 //!   `freelist` until the owner takes them back.
 //!
 //! A slab that is not frozen is on its node's partial list when it has free objects
-//! (`on_partial`, under the node lock), or on no list when full (`inuse == objects`).
+//! (`on`, under the node lock), or on no list when full (`inuse == objects`).
 
 use crate::{arch, gfp::Gfp, mm::SlabPages};
 use core::{
@@ -67,11 +67,12 @@ pub(crate) fn counters(inuse: u32, frozen: bool) -> u64 {
     u64::from(inuse) | if frozen { FROZEN } else { 0 }
 }
 
-/// Links of a slab on its node's partial list, protected by the node lock.
+/// Links of a slab on a list of its node, protected by the node lock.
 pub(crate) struct Links {
     pub(crate) prev: *mut Slab,
     pub(crate) next: *mut Slab,
-    pub(crate) on_partial: bool,
+    /// Which list ([`crate::node::ON_PARTIAL`], ...).
+    pub(crate) on: u8,
 }
 
 /// A slab's metadata.
@@ -156,7 +157,7 @@ impl Slab {
             links: UnsafeCell::new(Links {
                 prev: ptr::null_mut(),
                 next: ptr::null_mut(),
-                on_partial: false,
+                on: crate::node::ON_NO_LIST,
             }),
             pages,
         };
@@ -203,6 +204,27 @@ impl Slab {
         }
         // SAFETY: The memory came from `kmalloc` in `publish`.
         unsafe { bindings::kfree(slab.as_ptr().cast()) };
+    }
+
+    /// Pages of the slab.
+    pub(crate) fn nr_pages(&self) -> u64 {
+        self.pages.nr_pages()
+    }
+
+    /// The address of the first object.
+    pub(crate) fn base(&self) -> *mut u8 {
+        self.pages.addr().as_ptr()
+    }
+
+    /// A consistent snapshot of the state unit (one `lock cmpxchg16b` that writes back
+    /// what it read).
+    pub(crate) fn snapshot(&self) -> State {
+        loop {
+            let s = self.state();
+            if self.update(s, s) {
+                return s;
+            }
+        }
     }
 
     /// Reads the state unit (two loads; [`Slab::update`] validates them together).

@@ -78,6 +78,11 @@ stats! {
     NodeLockContended = "node_lock_contended",
     /// A free pointer was found outside its slab (overwritten): the list was cut there.
     FreelistCorrupt = "freelist_corrupt",
+    /// Problems the debug checks found and reported (`rust/debug.rs`), and frees of
+    /// pointers that are not objects of the cache.
+    DebugErrors = "debug_errors",
+    /// Pages the shrinker gave back (empty slabs beyond `min_partial`).
+    ShrinkerPages = "shrinker_pages",
 }
 
 /// Counter values summed over all CPUs.

@@ -12,7 +12,7 @@ mod tests {
         cache::{CacheArgs, Ctor, RemoteWalk, NO_NODE},
         common::{args, slabs},
         gfp::Gfp,
-        layout::HWCACHE_ALIGN,
+        layout::{HWCACHE_ALIGN, STORE_USER},
         mm,
         registry::Cache,
         stats::Stat,
@@ -541,6 +541,14 @@ mod tests {
         assert_eq!(bad(c"rslub_test_bad", 64, 3, 0), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", (4096 << 10) + 1, 0, 0), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 9), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 5), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 0, u32::MAX), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", u32::MAX, 0, 0), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 8192, 0), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, u32::MAX, 0), Err(EINVAL));
+        // The largest object fits alone, not with owner records after it.
+        let max = 4096 << 10;
+        assert_eq!(bad(c"rslub_test_bad", max, 0, STORE_USER), Err(EINVAL));
         assert_eq!(bad(c"", 64, 0, 0), Err(EINVAL));
         let first = Cache::create(&args(c"rslub_test_dup", 64)).expect("cache");
         assert_eq!(bad(c"rslub_test_dup", 32, 0, 0), Err(EEXIST));

@@ -77,6 +77,31 @@ mod tests {
                 err_of(rslub_cache_create(ptr::null(), 64, 0, 0, None)),
                 Some(EINVAL.to_errno())
             );
+            // Each bad argument, as `include/rslub.h` documents them: size 0 (above),
+            // too large, an alignment that is not a power of two (above) or above a
+            // page, an unknown flag, an empty name, a duplicate (below).
+            for (size, align, flags) in [
+                (u32::MAX, 0, 0),
+                ((4096 << 10) + 1, 0, 0),
+                (64, 8192, 0),
+                (64, 0, 0x20),
+                (64, 0, 0x8000_0000),
+            ] {
+                assert_eq!(
+                    err_of(rslub_cache_create(
+                        c"rslub_test_c3".as_char_ptr(),
+                        size,
+                        align,
+                        flags,
+                        None
+                    )),
+                    Some(EINVAL.to_errno())
+                );
+            }
+            assert_eq!(
+                err_of(rslub_cache_create(c"".as_char_ptr(), 64, 0, 0, None)),
+                Some(EINVAL.to_errno())
+            );
             let s = rslub_cache_create(c"rslub_test_c2".as_char_ptr(), 64, 0, 0, None);
             assert_eq!(err_of(s), None);
             assert_eq!(
@@ -90,6 +115,46 @@ mod tests {
                 Some(EEXIST.to_errno())
             );
             assert_eq!(rslub_cache_destroy(s), 0);
+        }
+    }
+
+    /// A debug cache through the C API (`RSLUB_DEBUG_SANITY | RSLUB_DEBUG_RED_ZONE`): a
+    /// double free and a free into the wrong cache are caught and change nothing.
+    #[test]
+    fn debug_flags_catch_misuse() {
+        const RSLUB_DEBUG_SANITY: u32 = 0x2;
+        const RSLUB_DEBUG_RED_ZONE: u32 = 0x4;
+        // SAFETY: valid names, no constructor.
+        let (s, t) = unsafe {
+            (
+                rslub_cache_create(
+                    c"rslub_test_cdbg".as_char_ptr(),
+                    64,
+                    0,
+                    RSLUB_DEBUG_SANITY | RSLUB_DEBUG_RED_ZONE,
+                    None,
+                ),
+                rslub_cache_create(c"rslub_test_cdbg2".as_char_ptr(), 64, 0, 0, None),
+            )
+        };
+        assert_eq!((err_of(s), err_of(t)), (None, None));
+        // SAFETY: A handle is the address of the cache (`rust/api.rs`).
+        let core = unsafe { &*s.cast::<crate::cache::CacheCore>() };
+        assert!(core.is_debug());
+        let errors = || core.stats().get(crate::stats::Stat::DebugErrors);
+        // SAFETY: live caches; the misuses are what the debug cache is built to catch.
+        unsafe {
+            let a = rslub_cache_alloc(s, GFP_KERNEL);
+            let b = rslub_cache_alloc(t, GFP_KERNEL);
+            assert!(!a.is_null() && !b.is_null());
+            rslub_cache_free(s, a);
+            rslub_cache_free(s, a);
+            assert_eq!(errors(), 1);
+            rslub_cache_free(s, b);
+            assert_eq!(errors(), 2);
+            rslub_cache_free(t, b);
+            assert_eq!(rslub_cache_destroy(s), 0);
+            assert_eq!(rslub_cache_destroy(t), 0);
         }
     }
 }

@@ -148,4 +148,52 @@ mod tests {
         }
         assert!(c.destroy().is_ok());
     }
+
+    /// The bad-input catalogue of `Documentation/reliability.rst` against every tunable:
+    /// each value is refused with `EINVAL` and changes nothing; padding and a `+` sign
+    /// are accepted.
+    #[test]
+    fn every_tunable_refuses_the_bad_input_catalogue() {
+        let c = Cache::create(&args()).expect("cache");
+        let tunables: [(&str, &dyn Fn() -> u32); 3] = [
+            ("min_partial", &|| c.min_partial()),
+            ("remote_node_defrag_ratio", &|| c.remote_node_defrag_ratio()),
+            ("remote_walk", &|| c.remote_walk() as u32),
+        ];
+        for (file, get) in tunables {
+            let before = get();
+            for bad in [
+                "-1",
+                "-0x1",
+                "4294967296",
+                "99999999999999999999",
+                "abc",
+                "0x1",
+                "1e3",
+                "1.5",
+                " ",
+                "\n",
+                "1 1",
+                "",
+                "1\x00",
+            ] {
+                assert_eq!(write(file, bad), Err(EINVAL));
+                assert_eq!(get(), before);
+            }
+            for (good, want) in [("0", 0u32), (" 1\n", 1), ("+1", 1), ("\t0\t", 0)] {
+                assert_eq!(write(file, good), Ok(good.len()));
+                assert_eq!(get(), want);
+            }
+            write(file, "0").expect("0 is valid for every tunable");
+        }
+        // `validate` takes `1` only (as SLUB's file), and runs.
+        for bad in ["0", "2", "-1", "yes", ""] {
+            assert_eq!(write("validate", bad), Err(EINVAL));
+        }
+        assert_eq!(write("validate", "1\n"), Ok(2));
+        let v = read("validate");
+        assert!(text(&v).starts_with("slabs "));
+        assert!(text(&v).trim_end().ends_with("errors 0"));
+        assert!(c.destroy().is_ok());
+    }
 }

@@ -2,7 +2,8 @@
 
 //! KUnit suite `rslub_gfp`: what the caller's allocation flags mean for rslub: zeroed
 //! objects, the flags of each page and metadata allocation made on the caller's behalf,
-//! the fallback to a smaller slab order, and failures that must lose nothing.
+//! the fallback to a smaller slab order, failures that must lose nothing, and the
+//! shrinker that gives memory back under pressure.
 
 use kernel::prelude::*;
 
@@ -276,5 +277,42 @@ mod tests {
         assert!(!Gfp::from_raw(kernel::bindings::GFP_ATOMIC)
             .for_this_node_only()
             .has(Gfp::HIGH));
+    }
+
+    /// The shrinker (registered at load) gives back the empty slabs a node keeps beyond
+    /// `min_partial` partial slabs, at most as many pages as asked, and nothing else.
+    #[test]
+    fn the_shrinker_gives_back_empty_slabs_beyond_min_partial() {
+        assert!(crate::shim::shrinker_registered());
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_shrinker", 512)).expect("cache");
+        let (per_slab, order) = (c.layout().objects as usize, c.layout().order);
+        // Six slabs' worth; freed with a high `min_partial`, the five that are not the
+        // CPU's stay on the partial list, empty.
+        c.set_min_partial(10);
+        let objs = alloc_n(&c, 6 * per_slab, NO_NODE);
+        free_all(&c, &objs);
+        let node = crate::shim::numa_mem_id().unsigned_abs();
+        assert_eq!(c.node_counts(node).2, 5);
+        assert_eq!(c.reclaimable_pages(), 0);
+        // With `min_partial` 2, three of them are beyond it.
+        c.set_min_partial(2);
+        let slab_pages = 1u64 << order;
+        assert_eq!(c.reclaimable_pages(), 3 * slab_pages);
+        assert!(crate::registry::shrink_count() >= 3 * slab_pages);
+        // Asked for one page: one slab goes.
+        assert_eq!(c.shrink_empty(1), slab_pages);
+        assert_eq!(c.node_counts(node).2, 4);
+        assert_eq!(c.shrink_empty(u64::MAX), 2 * slab_pages);
+        assert_eq!(c.node_counts(node).2, 2);
+        assert_eq!(slabs(&c), 3);
+        assert_eq!(c.reclaimable_pages(), 0);
+        assert_eq!(c.shrink_empty(u64::MAX), 0);
+        assert_eq!(c.stats().get(Stat::ShrinkerPages), 3 * slab_pages);
+        // The cache works on.
+        let objs = alloc_n(&c, 2 * per_slab, NO_NODE);
+        free_all(&c, &objs);
+        unpin();
+        assert!(c.destroy().is_ok());
     }
 }

@@ -17,6 +17,8 @@ mod arch;
 mod back;
 #[path = "../rust/cache.rs"]
 mod cache;
+#[path = "../rust/debug.rs"]
+mod debug;
 #[path = "../rust/debugfs.rs"]
 mod debugfs;
 #[path = "../rust/gfp.rs"]
@@ -52,6 +54,7 @@ mod test_shim;
 mod alloc_tests;
 mod api_tests;
 mod back_tests;
+mod debug_tests;
 mod debugfs_tests;
 mod gfp_tests;
 mod hotplug_tests;
