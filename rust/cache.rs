@@ -901,7 +901,7 @@ impl CacheCore {
     pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
         if self.free_special {
             // SAFETY: The caller's guarantees pass on.
-            return unsafe { self.free_zeroed(object.as_ptr()) };
+            return unsafe { self.free_unusual(object.as_ptr()) };
         }
         // SAFETY: The caller's guarantees pass on.
         unsafe { self.free_object(object.as_ptr()) }
@@ -914,7 +914,7 @@ impl CacheCore {
     /// As for [`CacheCore::free`]; a debug cache checks what it can of that.
     #[inline(never)]
     #[cold]
-    unsafe fn free_zeroed(&self, object: *mut u8) {
+    unsafe fn free_unusual(&self, object: *mut u8) {
         if self.is_debug() {
             return self.free_debug(object);
         }

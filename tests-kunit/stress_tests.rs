@@ -431,17 +431,19 @@ mod tests {
             assert!(sum(Stat::FreeSlow) > 0);
         }
         // Every object came back: after a shrink no slab, hence no page, is left.
-        let mut pages = 0i64;
+        let mut slabs = 0i64;
         for c in caches.iter() {
             c.shrink();
             for nid in online_nodes() {
-                pages += c.node_counts(nid).0;
+                slabs += c.node_counts(nid).0;
             }
             let s = c.stats();
             assert_eq!(s.get(Stat::NewSlab), s.get(Stat::SlabFreed));
         }
-        kernel::kunit::info(fmt!("    # stress: slabs left after shrinking: {pages}\n"));
-        assert_eq!(pages, 0);
+        kernel::kunit::info(fmt!(
+            "    # stress: slabs (hence pages) left after shrinking: {slabs}\n"
+        ));
+        assert_eq!(slabs, 0);
         for c in caches.drain_all() {
             assert!(c.destroy().is_ok());
         }
