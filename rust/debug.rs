@@ -202,20 +202,37 @@ impl Format {
     ///
     /// `obj` must be an object of a new slab of this cache, owned by the caller.
     pub(crate) unsafe fn init_free(&self, obj: *mut u8) {
-        // SAFETY: Our object (caller); the parts are in the stride (type invariant).
+        // SAFETY: Our object (caller); the records are in the stride (type invariant).
         unsafe {
-            self.poison(obj);
-            if self.has(RED_ZONE) {
-                Self::fill(
-                    obj,
-                    self.object_size,
-                    self.inuse - self.object_size,
-                    RED_INACTIVE,
-                );
-            }
+            self.make_free(obj);
             if self.has(STORE_USER) {
                 Self::fill(obj, self.track_offset, 2 * crate::layout::TRACK_SIZE, 0);
             }
+        }
+    }
+
+    /// Poisons `obj` (`P`) and marks its red zone inactive (`Z`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Format::init_free`].
+    unsafe fn make_free(&self, obj: *mut u8) {
+        // SAFETY: As the caller guarantees.
+        unsafe {
+            self.poison(obj);
+            self.set_red_zone(obj, RED_INACTIVE);
+        }
+    }
+
+    /// Fills the red zone of `obj` with `v` (`Z`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Format::init_free`].
+    unsafe fn set_red_zone(&self, obj: *mut u8, v: u8) {
+        if self.has(RED_ZONE) {
+            // SAFETY: The red zone is in the stride (type invariant) of our object.
+            unsafe { Self::fill(obj, self.object_size, self.inuse - self.object_size, v) };
         }
     }
 
@@ -288,16 +305,9 @@ impl Format {
     ///
     /// `obj` must be an object of this cache the caller just took off a free list.
     pub(crate) unsafe fn mark_allocated(&self, obj: *mut u8) {
-        // SAFETY: Our object (caller); in the stride (type invariant).
+        // SAFETY: Our object (caller).
         unsafe {
-            if self.has(RED_ZONE) {
-                Self::fill(
-                    obj,
-                    self.object_size,
-                    self.inuse - self.object_size,
-                    RED_ACTIVE,
-                );
-            }
+            self.set_red_zone(obj, RED_ACTIVE);
             self.save_track(obj, 0);
         }
     }
@@ -309,17 +319,9 @@ impl Format {
     /// `obj` must be an allocated object of this cache that passed [`Format::check_live`],
     /// owned by the caller.
     pub(crate) unsafe fn mark_freed(&self, obj: *mut u8) {
-        // SAFETY: Our object (caller); in the stride (type invariant).
+        // SAFETY: Our object (caller).
         unsafe {
-            self.poison(obj);
-            if self.has(RED_ZONE) {
-                Self::fill(
-                    obj,
-                    self.object_size,
-                    self.inuse - self.object_size,
-                    RED_INACTIVE,
-                );
-            }
+            self.make_free(obj);
             self.save_track(obj, 1);
         }
     }

@@ -23,6 +23,7 @@
 #include <linux/timekeeping.h>
 #include <linux/timer.h>
 #include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 
 /* A pinned timer that calls fn(arg) in softirq context on one CPU every jiffy. */
 struct rslub_test_tick {
@@ -157,15 +158,25 @@ void rslub_test_tick_stop(struct rslub_test_tick *k)
 }
 
 /*
- * A pinned hrtimer that calls fn(arg) in hard interrupt context on one CPU every
- * millisecond (HRTIMER_MODE_REL_PINNED_HARD), armed from that CPU.
+ * Calls fn(arg) in hard interrupt context on one CPU every millisecond: a pinned hrtimer
+ * raises an irq_work there, which runs in hard interrupt context (a self-IPI) but, like
+ * a device interrupt handler and unlike the hrtimer callback itself, may take the page
+ * allocator's spinlock_t (lockdep's wait-context rules, PROVE_RAW_LOCK_NESTING).
  */
 struct rslub_test_hardtick {
 	struct hrtimer timer;
+	struct irq_work work;
 	void (*fn)(void *);
 	void *arg;
 	bool stop;
 };
+
+static void rslub_test_hardtick_work(struct irq_work *w)
+{
+	struct rslub_test_hardtick *k = container_of(w, struct rslub_test_hardtick, work);
+
+	k->fn(k->arg);
+}
 
 static enum hrtimer_restart rslub_test_hardtick_fn(struct hrtimer *t)
 {
@@ -173,7 +184,7 @@ static enum hrtimer_restart rslub_test_hardtick_fn(struct hrtimer *t)
 
 	if (READ_ONCE(k->stop))
 		return HRTIMER_NORESTART;
-	k->fn(k->arg);
+	irq_work_queue(&k->work);
 	hrtimer_forward_now(t, ms_to_ktime(1));
 	return HRTIMER_RESTART;
 }
@@ -193,6 +204,7 @@ struct rslub_test_hardtick *rslub_test_hardtick_start(void (*fn)(void *), void *
 		return NULL;
 	k->fn = fn;
 	k->arg = arg;
+	init_irq_work(&k->work, rslub_test_hardtick_work);
 	hrtimer_setup(&k->timer, rslub_test_hardtick_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_PINNED_HARD);
 	if (smp_call_function_single(cpu, rslub_test_hardtick_arm, k, 1)) {
@@ -206,6 +218,7 @@ void rslub_test_hardtick_stop(struct rslub_test_hardtick *k)
 {
 	WRITE_ONCE(k->stop, true);
 	hrtimer_cancel(&k->timer);
+	irq_work_sync(&k->work);
 	kfree(k);
 }
 
