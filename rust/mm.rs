@@ -8,7 +8,7 @@
 //! page allocator hands pages out with `private` zero and leaves the field to the owner.
 //! The page's index field (`__folio_index`, the file offset of page-cache pages) holds
 //! the same pointer xor [`OWNER_KEY`], so that the free slow path can tell rslub's pages
-//! from any other page with two loads and no call ([`checked_slab_of`]).
+//! from any other page with one more load and no call ([`page_is_of`]).
 //! [`slab_of`] therefore finds a slab from any address inside it with the direct-map
 //! arithmetic of `virt_to_page()` and one load, and no call, as the free fast path needs.
 
@@ -72,7 +72,7 @@ impl SlabPages {
     }
 
     /// Points the `private` field of every page at `meta`, for [`slab_of`], and sets the
-    /// index field to match, for [`checked_slab_of`]; null clears both.
+    /// index field to match, for [`page_is_of`]; null clears both.
     pub(crate) fn set_owner(&mut self, meta: *const u8) {
         let check = if meta.is_null() {
             0
@@ -105,7 +105,7 @@ impl Drop for SlabPages {
 
 /// The `struct page` of a direct-map address (`virt_to_page()`), as arithmetic.
 #[inline(always)]
-fn page_of(addr: *const u8) -> *const bindings::page {
+pub(crate) fn page_of(addr: *const u8) -> *const bindings::page {
     // SAFETY: `page_offset_base` and `vmemmap_base` are set once during early boot and
     // never written again.
     let (direct, vmemmap) = unsafe { (bindings::page_offset_base, bindings::vmemmap_base) };
@@ -139,35 +139,39 @@ pub(crate) fn page_private(addr: *const u8) -> Option<(usize, *const bindings::p
 /// one of its caches and not yet freed).
 #[inline(always)]
 pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
-    let page = page_of(addr);
-    // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
-    // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
-    // we set.
-    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *const u8 }
+    // SAFETY: As the caller guarantees.
+    unsafe { private_of(page_of(addr)) }
 }
 
-/// The slab metadata of the rslub page holding `addr`, or null if the page is not one of
-/// rslub's slab pages: `private` and the index field must agree through [`OWNER_KEY`].
-/// Two loads and a compare; no pointer read from the page is followed.
+/// The `private` field of `page`: the slab metadata pointer if the page is rslub's.
 ///
 /// # Safety
 ///
-/// `addr` must be a direct-map address (of any page).
+/// `page` must be the `struct page` of a direct-map address.
 #[inline(always)]
-pub(crate) unsafe fn checked_slab_of(addr: *const u8) -> *const u8 {
-    let page = page_of(addr);
-    // SAFETY: `addr` is in the direct map (caller), so `page` is its `struct page`; both
-    // fields are plain words.
-    let (private, index) = unsafe {
-        let p = &(*page).__bindgen_anon_1.__bindgen_anon_1;
-        (
-            core::ptr::read_volatile(&raw const p.private),
-            core::ptr::read_volatile(&raw const p.__bindgen_anon_2.__folio_index),
+pub(crate) unsafe fn private_of(page: *const bindings::page) -> *const u8 {
+    // SAFETY: A live `struct page` (caller); `private` is a plain word.
+    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *const u8 }
+}
+
+/// Whether `page` is a page of the slab whose metadata is `slab` (read from the page's
+/// `private` field): its index field must agree, through [`OWNER_KEY`]. One load and a
+/// compare; nothing read from the page is followed.
+///
+/// # Safety
+///
+/// `page` must be the `struct page` of a direct-map address.
+#[inline(always)]
+pub(crate) unsafe fn page_is_of(page: *const bindings::page, slab: *const u8) -> bool {
+    // SAFETY: A live `struct page` (caller); the index is a plain word.
+    let index = unsafe {
+        core::ptr::read_volatile(
+            &raw const (*page)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_2
+                .__folio_index,
         )
     };
-    if private != 0 && private ^ OWNER_KEY == index {
-        private as *const u8
-    } else {
-        core::ptr::null()
-    }
+    !slab.is_null() && slab as usize ^ OWNER_KEY == index
 }
