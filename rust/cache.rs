@@ -934,9 +934,8 @@ impl CacheCore {
         const TID: usize = offset_of!(CpuSlab, tid);
         const SLAB: usize = offset_of!(CpuSlab, slab);
         const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
-        let page = mm::page_of(object);
         // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
-        let slab = unsafe { mm::private_of(page) } as u64;
+        let slab = unsafe { mm::slab_of(object) } as u64;
         let pcpu = self.pcpu();
         loop {
             // As in `alloc_node`: one CPU's copy, `tid` first; the commit fails on any
@@ -949,7 +948,7 @@ impl CacheCore {
             // SAFETY: As above.
             if unsafe { arch::read_once::<SLAB>(c) } != slab {
                 // SAFETY: The caller's guarantees pass on.
-                return unsafe { self.free_slow(page, slab as usize as *mut Slab, object) };
+                return unsafe { self.free_slow(slab as usize as *mut Slab, object) };
             }
             inject!(self, Point::FreeSlabRead);
             // SAFETY: As above.
@@ -982,27 +981,25 @@ impl CacheCore {
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free`]; `page` is the object's `struct page`, `slab` what its
-    /// `private` field holds (checked here).
+    /// As for [`CacheCore::free`]; `slab` is what the object's page holds as its slab
+    /// (checked here).
     #[inline(never)]
-    unsafe fn free_slow(&self, page: *const bindings::page, slab: *mut Slab, object: *mut u8) {
-        if !self.owns(page, slab) {
+    unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
+        if !self.owns(object) {
             return self.foreign_free(object);
         }
         // SAFETY: One object is a chain of one.
         unsafe { self.free_chain(slab, object, object, 1) }
     }
 
-    /// Whether `page`, whose `private` field holds `slab`, is a page of a slab of this
-    /// cache ([`mm::page_is_of`]): a pointer that is not an object of this cache never
-    /// reaches the fast path's commit (its slab is no active slab of this cache), so the
-    /// slow paths catch it here.
+    /// Whether `object` lies on a slab page of this cache ([`mm::owning_cache`]): a
+    /// pointer that is not an object of this cache never reaches the fast path's commit
+    /// (its slab is no active slab of this cache), so the slow paths catch it here.
     #[inline(always)]
-    fn owns(&self, page: *const bindings::page, slab: *mut Slab) -> bool {
+    fn owns(&self, object: *const u8) -> bool {
         // SAFETY: A pointer passed to free is a direct-map address (an object of some
-        // slab, by the caller's contract, which this checks), so `page` is its page; then
-        // `slab` is the metadata of a live slab.
-        unsafe { mm::page_is_of(page, slab.cast()) && (*slab).cache == ptr::from_ref(self).cast() }
+        // slab, by the caller's contract, which this checks without following anything).
+        unsafe { mm::owning_cache(object) == ptr::from_ref(self) as usize }
     }
 
     /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
@@ -1182,7 +1179,7 @@ impl CacheCore {
                 fast += 1;
                 continue;
             }
-            if !self.owns(mm::page_of(first), slab as usize as *mut Slab) {
+            if !self.owns(first) {
                 self.foreign_free(first);
                 continue;
             }

@@ -7,8 +7,9 @@
 //! slab has its `struct page`'s `private` field pointing at the slab's metadata; the
 //! page allocator hands pages out with `private` zero and leaves the field to the owner.
 //! The page's index field (`__folio_index`, the file offset of page-cache pages) holds
-//! the same pointer xor [`OWNER_KEY`], so that the free slow path can tell rslub's pages
-//! from any other page with one more load and no call ([`page_is_of`]).
+//! that pointer xor the address of the owning cache, so that the free slow path can tell
+//! a page of its own cache's slabs from any other page with two loads, an `xor` and a
+//! compare, following no pointer ([`owning_cache`]).
 //! [`slab_of`] therefore finds a slab from any address inside it with the direct-map
 //! arithmetic of `virt_to_page()` and one load, and no call, as the free fast path needs.
 
@@ -16,9 +17,6 @@ use crate::gfp::Gfp;
 use crate::shim;
 use core::ptr::NonNull;
 use kernel::{bindings, page::PAGE_SHIFT};
-
-/// What the index field of an rslub page holds xor'ed with its `private` field.
-const OWNER_KEY: usize = u64::from_be_bytes(*b"rslubPG\0") as usize;
 
 /// `2^order` contiguous pages owned by rslub.
 ///
@@ -72,13 +70,9 @@ impl SlabPages {
     }
 
     /// Points the `private` field of every page at `meta`, for [`slab_of`], and sets the
-    /// index field to match, for [`page_is_of`]; null clears both.
-    pub(crate) fn set_owner(&mut self, meta: *const u8) {
-        let check = if meta.is_null() {
-            0
-        } else {
-            meta as usize ^ OWNER_KEY
-        };
+    /// index field to `meta ^ cache`, for [`owning_cache`]; nulls clear both.
+    pub(crate) fn set_owner(&mut self, meta: *const u8, cache: *const u8) {
+        let check = meta as usize ^ cache as usize;
         for i in 0..(1usize << self.order) {
             // SAFETY: By the type invariant the `2^order` `struct page`s starting at `page`
             // are ours (a non-compound block has consecutive `struct page`s); `private`
@@ -96,7 +90,7 @@ impl SlabPages {
 
 impl Drop for SlabPages {
     fn drop(&mut self) {
-        self.set_owner(core::ptr::null());
+        self.set_owner(core::ptr::null(), core::ptr::null());
         // SAFETY: By the type invariant `page` was allocated with `order` and not freed;
         // this value is being dropped, so nothing refers to the pages any more.
         unsafe { bindings::__free_pages(self.page.as_ptr(), self.order) };
@@ -105,7 +99,7 @@ impl Drop for SlabPages {
 
 /// The `struct page` of a direct-map address (`virt_to_page()`), as arithmetic.
 #[inline(always)]
-pub(crate) fn page_of(addr: *const u8) -> *const bindings::page {
+fn page_of(addr: *const u8) -> *const bindings::page {
     // SAFETY: `page_offset_base` and `vmemmap_base` are set once during early boot and
     // never written again.
     let (direct, vmemmap) = unsafe { (bindings::page_offset_base, bindings::vmemmap_base) };
@@ -139,39 +133,28 @@ pub(crate) fn page_private(addr: *const u8) -> Option<(usize, *const bindings::p
 /// one of its caches and not yet freed).
 #[inline(always)]
 pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
-    // SAFETY: As the caller guarantees.
-    unsafe { private_of(page_of(addr)) }
-}
-
-/// The `private` field of `page`: the slab metadata pointer if the page is rslub's.
-///
-/// # Safety
-///
-/// `page` must be the `struct page` of a direct-map address.
-#[inline(always)]
-pub(crate) unsafe fn private_of(page: *const bindings::page) -> *const u8 {
-    // SAFETY: A live `struct page` (caller); `private` is a plain word.
+    let page = page_of(addr);
+    // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
+    // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
+    // we set.
     unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *const u8 }
 }
 
-/// Whether `page` is a page of the slab whose metadata is `slab` (read from the page's
-/// `private` field): its index field must agree, through [`OWNER_KEY`]. One load and a
-/// compare; nothing read from the page is followed.
+/// The address of the cache owning the page that holds `addr` if it is a slab page of
+/// rslub (`private ^ index`, see [`SlabPages::set_owner`]), or a value that is no live
+/// cache's otherwise (0 for a page whose fields are clear). Nothing read is followed.
 ///
 /// # Safety
 ///
-/// `page` must be the `struct page` of a direct-map address.
+/// `addr` must be a direct-map address (of any page).
 #[inline(always)]
-pub(crate) unsafe fn page_is_of(page: *const bindings::page, slab: *const u8) -> bool {
-    // SAFETY: A live `struct page` (caller); the index is a plain word.
-    let index = unsafe {
-        core::ptr::read_volatile(
-            &raw const (*page)
-                .__bindgen_anon_1
-                .__bindgen_anon_1
-                .__bindgen_anon_2
-                .__folio_index,
-        )
-    };
-    !slab.is_null() && slab as usize ^ OWNER_KEY == index
+pub(crate) unsafe fn owning_cache(addr: *const u8) -> usize {
+    let page = page_of(addr);
+    // SAFETY: `addr` is in the direct map (caller), so `page` is its `struct page`; both
+    // fields are plain words.
+    unsafe {
+        let p = &(*page).__bindgen_anon_1.__bindgen_anon_1;
+        core::ptr::read_volatile(&raw const p.private)
+            ^ core::ptr::read_volatile(&raw const p.__bindgen_anon_2.__folio_index)
+    }
 }

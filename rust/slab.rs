@@ -185,7 +185,7 @@ impl Slab {
         unsafe { p.as_ptr().write(self) };
         // SAFETY: `p` holds the slab now, and nobody else sees it yet.
         let me = unsafe { &mut *p.as_ptr() };
-        me.pages.set_owner(p.as_ptr().cast());
+        me.pages.set_owner(p.as_ptr().cast(), me.cache);
         Ok(p)
     }
 
