@@ -100,11 +100,7 @@ pub(crate) unsafe extern "C" fn rslub_object_size(obj: *const c_void) -> usize {
 unsafe fn cache_of<'a>(obj: *const c_void) -> &'a CacheCore {
     // SAFETY: A live rslub object (caller): its page points at its live `Slab`, whose
     // `cache` is the live `CacheCore` it came from.
-    unsafe {
-        &*(*crate::mm::slab_of(obj.cast()).cast::<slab::Slab>())
-            .cache
-            .cast::<CacheCore>()
-    }
+    unsafe { &*(*crate::mm::slab_of(obj.cast())).cache.cast::<CacheCore>() }
 }
 
 /// Called by the hooks when a backed cache is being destroyed by its owner

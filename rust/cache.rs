@@ -3,28 +3,38 @@
 //! A kmem cache: its per-cpu active slabs, its per-node partial lists, and the
 //! allocation and free paths over them. The design, the lock order and the fast/slow
 //! split are described once, in the crate documentation (`rust/rslub.rs`).
+//!
+//! This file holds the cache's state and its creation; the paths are in
+//! `cache_alloc.rs` (allocation), `cache_free.rs` (free), `cache_partial.rs` (partial
+//! slabs across CPUs and nodes), `cache_teardown.rs` (flush, shrink, destroy) and
+//! `cache_debug.rs` (debug caches).
 
+#[path = "cache_alloc.rs"]
+mod alloc;
 #[path = "cache_debug.rs"]
 mod debug_paths;
+#[path = "cache_free.rs"]
+mod free;
+#[path = "cache_partial.rs"]
+mod partial;
+#[path = "cache_teardown.rs"]
+mod teardown;
 
 use crate::{
     arch, debug,
     gfp::Gfp,
-    inject::{inject, Point},
     layout::{self, Layout},
-    mm::{self, SlabPages},
     node::{Node, NodeGuard},
     percpu::{possible_cpus, PerCpu},
     shim::{self, IrqDisabled},
-    slab::{self, FreePtr, Geometry, Slab, State},
+    slab::{FreePtr, Slab},
     stats::{Stat, Stats, NR_STATS},
 };
-use core::{mem::offset_of, pin::Pin, ptr, ptr::NonNull};
+use core::{mem::offset_of, num::NonZeroU32, pin::Pin, ptr};
 use kernel::{
     alloc::flags::GFP_KERNEL,
     bindings,
-    cpu::CpuId,
-    error::code::{EINVAL, ENODEV, ENOMEM},
+    error::code::{EINVAL, ENODEV},
     prelude::*,
     str::CString,
     sync::atomic::{Atomic, Relaxed},
@@ -39,11 +49,15 @@ pub(crate) type Ctor = unsafe extern "C" fn(*mut core::ffi::c_void);
 /// `CpuSlab::slab` of a CPU without an active slab. Not 0: a pointer that is not an
 /// object of rslub may lie on a page whose `private` field is 0, and the free fast path
 /// compares that field with `slab`; no slab's metadata is at address 1.
-const NO_SLAB: u64 = 1;
+const NO_SLAB: *mut Slab = ptr::without_provenance_mut(1);
 
 /// Distance between transaction ids of one CPU: the CPU number lives in the low bits, so
 /// ids of different CPUs never compare equal (SLUB's `TID_STEP`).
 const TID_STEP: u64 = (bindings::NR_CPUS as u64).next_power_of_two();
+
+/// The scale of `remote_node_defrag_ratio`: a ratio is a chance in 1/`RATIO_SCALE`ths
+/// (SLUB's 1024).
+pub(crate) const RATIO_SCALE: u32 = 1024;
 
 /// Default `remote_node_defrag_ratio`, in 1/1024ths: SLUB's 100% (1000), so nearly every
 /// remote-capable refill walks the other nodes.
@@ -60,21 +74,69 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 /// # Invariants
 ///
 /// - `tid % TID_STEP` is the CPU's number.
+/// - `partial` chains `partial_slabs` slabs of the cache through `Slab::cpu_next`, none
+///   frozen, none on a node list, each with free objects when it was put there.
 /// - If `slab` is [`NO_SLAB`], `freelist` is null. Otherwise `slab` is frozen by this CPU,
 ///   `node` is its node, and `freelist` chains free objects of `slab` only, owned by
 ///   this CPU.
 #[repr(C, align(16))]
 pub(crate) struct CpuSlab {
-    freelist: u64,
+    freelist: *mut u8,
     tid: u64,
-    slab: u64,
+    slab: *mut Slab,
+    /// The active slab's node, as a word the fast path compares with the node asked for.
     node: u64,
+    /// This CPU's partial slabs (`cpu_partial.rs`), linked through `Slab::cpu_next`.
+    partial: *mut Slab,
+    /// How many slabs `partial` holds.
+    partial_slabs: u32,
     stats: [u64; NR_STATS],
+}
+
+impl CpuSlab {
+    /// Advances the transaction id: every change of the CPU's state by a slow path does,
+    /// so that a fast path that read the old state fails its commit.
+    fn advance(&mut self) {
+        self.tid = next_tid(self.tid);
+    }
+}
+
+/// The transaction id after `tid` on the same CPU.
+#[inline(always)]
+fn next_tid(tid: u64) -> u64 {
+    tid.wrapping_add(TID_STEP)
+}
+
+/// The fast paths' commit: replaces this CPU's (freelist, tid) pair `(head, tid)` with
+/// `(new_head, next_tid(tid))` if it still holds that pair. Fails on any other CPU than
+/// the one `tid` was read on, and on that CPU after any change since.
+///
+/// # Safety
+///
+/// `pcpu` must be the per-cpu address of a live `CpuSlab`.
+#[inline(always)]
+pub(super) unsafe fn commit(pcpu: *mut u8, head: *mut u8, tid: u64, new_head: *mut u8) -> bool {
+    const FREELIST: usize = offset_of!(CpuSlab, freelist);
+    // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of the current
+    // CPU's copy (caller); CX16 was checked at load.
+    unsafe {
+        arch::this_cpu_cmpxchg16b(
+            pcpu.wrapping_add(FREELIST).cast(),
+            [head as u64, tid],
+            [new_head as u64, next_tid(tid)],
+        )
+    }
 }
 
 // SAFETY: All fields are integers; all-zero is a valid `CpuSlab` except for the `tid`
 // and `slab` invariants, which `CacheCore::new` establishes before publishing the cache.
 unsafe impl Zeroable for CpuSlab {}
+
+// SAFETY: A `CpuSlab` is one CPU's: only that CPU touches it, with interrupts off or
+// through its own fast paths, except a dead CPU's (read by the CPU that saw it die) and
+// during destruction, when no CPU uses the cache. The pointers it holds are to slabs and
+// objects of the cache, which any CPU may use under those rules.
+unsafe impl Send for CpuSlab {}
 
 /// Arguments of [`CacheCore::new`].
 pub(crate) struct CacheArgs<'a> {
@@ -119,6 +181,9 @@ pub(crate) struct CacheCore {
     multi_node: bool,
     min_partial: Atomic<u32>,
     remote_node_defrag_ratio: Atomic<u32>,
+    /// Free objects' worth of slabs a CPU keeps on its partial list (`cpu_partial`); 0
+    /// turns the per-CPU partial lists off.
+    cpu_partial: Atomic<u32>,
     walk: Atomic<u32>,
     /// `Gfp::ZERO` when every allocation is zeroed (`init_on_alloc`), else 0: or'ed into
     /// the caller's flags by the allocation paths. Fixed at creation (a plain load on the
@@ -241,6 +306,12 @@ impl CacheCore {
                 multi_node: topo.online_nodes > 1,
                 min_partial: Atomic::new(min_partial),
                 remote_node_defrag_ratio: Atomic::new(DEFAULT_REMOTE_NODE_DEFRAG_RATIO),
+                // Debug caches have no CPU slabs at all.
+                cpu_partial: Atomic::new(if layout.debug != 0 {
+                    0
+                } else {
+                    layout::cpu_partial_for(layout.size)
+                }),
                 walk: Atomic::new(RemoteWalk::NodesOnce as u32),
                 // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
                 // contents.
@@ -287,7 +358,27 @@ impl CacheCore {
 
     /// Changes `remote_node_defrag_ratio` (clamped to 1024).
     pub(crate) fn set_remote_node_defrag_ratio(&self, v: u32) {
-        self.remote_node_defrag_ratio.store(v.min(1024), Relaxed);
+        self.remote_node_defrag_ratio
+            .store(v.min(RATIO_SCALE), Relaxed);
+    }
+
+    /// Objects' worth of slabs each CPU keeps on its partial list (0: none).
+    pub(crate) fn cpu_partial(&self) -> u32 {
+        self.cpu_partial.load(Relaxed)
+    }
+
+    /// Changes `cpu_partial` (0 turns the per-CPU partial lists off; the lists already
+    /// held are given back when the CPUs next flush or fill them).
+    pub(crate) fn set_cpu_partial(&self, v: u32) {
+        self.cpu_partial.store(v, Relaxed);
+    }
+
+    /// Slabs a CPU's partial list holds at most: `cpu_partial` objects, counted as if
+    /// each slab were half free (SLUB's `slub_set_cpu_partial()`).
+    fn cpu_partial_slabs(&self) -> u32 {
+        // A divisor the compiler knows is not zero (the layout has at least one object).
+        let per_slab = NonZeroU32::new(self.layout.objects).unwrap_or(NonZeroU32::MIN);
+        (self.cpu_partial() * 2 + per_slab.get() - 1) / per_slab
     }
 
     /// How the remote walk goes.
@@ -324,12 +415,12 @@ impl CacheCore {
         let _irq = IrqDisabled::new();
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         let c = unsafe { &*self.cpu.this_cpu() };
-        let mut p = c.freelist as usize as *mut u8;
+        let mut p = c.freelist;
         let mut n = 0u32;
         while !p.is_null() {
             // SAFETY: `p` is on this CPU's free list, an object of one of this cache's
             // slabs (if the invariant is broken, of another slab, still live).
-            if unsafe { mm::slab_of(p) } as u64 != c.slab || n >= self.layout.objects {
+            if unsafe { crate::mm::slab_of(p) } != c.slab || n >= self.layout.objects {
                 return Err(p as usize);
             }
             n += 1;
@@ -359,7 +450,7 @@ impl CacheCore {
 
     /// Whether `cpu` has an active slab of this cache (a hint: it may change at once).
     #[cfg(rslub_inject)]
-    pub(crate) fn has_active_slab(&self, cpu: CpuId) -> bool {
+    pub(crate) fn has_active_slab(&self, cpu: kernel::cpu::CpuId) -> bool {
         // SAFETY: A live per-cpu area; a racy read of one word, for the suites.
         unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).slab) != NO_SLAB }
     }
@@ -395,975 +486,6 @@ impl CacheCore {
     #[inline(always)]
     fn pcpu(&self) -> *mut u8 {
         self.cpu.pcpu().cast()
-    }
-
-    // ----- allocation ---------------------------------------------------------------
-
-    /// Allocates an object, on the local node if it can (`kmem_cache_alloc`). The
-    /// `Result` forms are the suites'; the C API takes [`CacheCore::alloc_ptr`].
-    #[cfg(rslub_inject)]
-    #[inline]
-    pub(crate) fn alloc(&self, gfp: Gfp) -> Result<NonNull<u8>> {
-        self.alloc_node(gfp, NO_NODE)
-    }
-
-    /// Allocates an object from node `node` (`NO_NODE`: any, the local one preferred). A
-    /// node that is online but has no memory gives an object of the nearest node that
-    /// has; a node that is not online is `EINVAL`.
-    #[cfg(rslub_inject)]
-    #[inline]
-    pub(crate) fn alloc_node(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
-        NonNull::new(self.alloc_ptr(gfp, node)).ok_or_else(|| alloc_error(node))
-    }
-
-    /// [`CacheCore::alloc_node`] as the C API returns it: null on failure.
-    ///
-    /// Fast path: take the head of this CPU's free list with one `cmpxchg16b` on
-    /// (freelist, tid), without a lock, an atomic bus operation or interrupts off. The
-    /// slow path and the zeroing path are tail calls.
-    #[inline(always)]
-    pub(crate) fn alloc_ptr(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        // One `or` and one test on the fast path.
-        let gfp = gfp.with(self.init_on_alloc);
-        if gfp.has(Gfp::ZERO) {
-            return self.alloc_zeroed(gfp, node);
-        }
-        self.alloc_object(gfp, node)
-    }
-
-    /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO` (or `init_on_alloc`).
-    #[inline(never)]
-    #[cold]
-    fn alloc_zeroed(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        let object = self.alloc_object(gfp, node);
-        if !object.is_null() {
-            self.zero(object);
-        }
-        object
-    }
-
-    /// The allocation fast path, and the way into the slow path; null on failure.
-    #[inline(always)]
-    fn alloc_object(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        const FREELIST: usize = offset_of!(CpuSlab, freelist);
-        const TID: usize = offset_of!(CpuSlab, tid);
-        const NODE: usize = offset_of!(CpuSlab, node);
-        let pcpu = self.pcpu();
-        loop {
-            // One CPU's copy, read through one pointer: the task may migrate at any point
-            // below, but every value comes from the CPU whose `tid` the commit checks. The
-            // commit runs on the CPU the task is on then; `tid` carries the CPU number,
-            // so on any other CPU it fails, and on that CPU any change since the `tid`
-            // was read (an interrupt, another task) has advanced it.
-            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
-            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
-            // `tid` first: `read_once` keeps the loads in program order, and x86 does not
-            // reorder loads with loads.
-            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
-            let tid = unsafe { arch::read_once::<TID>(c) };
-            // SAFETY: As above.
-            let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
-            inject!(self, Point::AllocHeadRead);
-            if object.is_null()
-                // SAFETY: As above.
-                || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
-            {
-                return self.alloc_slow(gfp, node);
-            }
-            inject!(self, Point::AllocNodeRead);
-            // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
-            // direct-map memory of a slab, or of pages since given back; the direct map
-            // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
-            // value read from a reused object is discarded by the failing `cmpxchg16b`.
-            let next = unsafe { self.fp.get(object) };
-            // A free pointer must stay in its slab: anything else (or the end of the list)
-            // is sorted out with interrupts off, where no reuse can race.
-            if !FreePtr::same_slab(object, next, self.slab_mask) {
-                return self.alloc_unusual(gfp, node);
-            }
-            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of the
-            // current CPU's copy; CX16 was checked at load.
-            if unsafe {
-                arch::this_cpu_cmpxchg16b(
-                    pcpu.wrapping_add(FREELIST).cast(),
-                    [object as u64, tid],
-                    [next as u64, tid.wrapping_add(TID_STEP)],
-                )
-            } {
-                // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
-                unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
-                return object;
-            }
-        }
-    }
-
-    /// Zeroes the object at `object` (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`).
-    fn zero(&self, object: *mut u8) {
-        // SAFETY: `object` is an object of this cache owned by the caller, `object_size`
-        // bytes long.
-        unsafe { ptr::write_bytes(object, 0, self.layout.object_size as usize) };
-    }
-
-    /// The allocation slow path (`___slab_alloc`), with interrupts off on this CPU except
-    /// while a new slab comes from the page allocator. Returns null on failure (a node
-    /// that is not online, or no memory): a plain pointer keeps the fast path's caller
-    /// free of a stack slot for the result.
-    ///
-    /// For an explicit node, as SLUB: a node without memory is no constraint; otherwise
-    /// that node's partial slabs, then a new slab of that node only, without sleeping
-    /// (`Gfp::for_this_node_only`); if that fails, partial slabs of the other nodes, then
-    /// a new slab wherever the page allocator finds one with the caller's flags.
-    #[inline(never)]
-    fn alloc_slow(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        if self.is_debug() {
-            return self.alloc_debug(gfp, node);
-        }
-        if node != NO_NODE && !shim::node_online(node) {
-            return ptr::null_mut();
-        }
-        let node = if node != NO_NODE && !shim::node_has_memory(node) {
-            NO_NODE
-        } else {
-            node
-        };
-        // First try the node asked for only; `__GFP_THISNODE` from the caller means only.
-        let mut this_node_first = node != NO_NODE && !gfp.has(Gfp::THISNODE);
-        let mut irq = IrqDisabled::new();
-        self.stat(Stat::AllocSlow);
-        loop {
-            // SAFETY: Interrupts are off, so this CPU's copy is ours until `irq` drops and
-            // the fast paths of tasks preempted on this CPU will fail their `cmpxchg16b`
-            // on the advanced `tid`.
-            let c = unsafe { &mut *self.cpu.this_cpu() };
-            let slab = c.slab as usize as *mut Slab;
-            if c.slab != NO_SLAB {
-                if node != NO_NODE && c.node != node as u64 {
-                    self.stat(Stat::NodeMismatch);
-                    self.flush(c);
-                    continue;
-                }
-                let mut object = c.freelist as usize as *mut u8;
-                if object.is_null() {
-                    // SAFETY: `slab` is frozen by this CPU (invariant), hence live.
-                    object = unsafe { (*slab).take_freelist() };
-                    if object.is_null() {
-                        // The slab is full and `take_freelist` unfroze it: it is on no
-                        // list until a free makes it partial.
-                        c.slab = NO_SLAB;
-                        c.tid = c.tid.wrapping_add(TID_STEP);
-                        continue;
-                    }
-                    self.stat(Stat::RefillFromSlab);
-                }
-                return self.load_object(c, object);
-            }
-            let only_node = node != NO_NODE && (this_node_first || gfp.has(Gfp::THISNODE));
-            if let Some((slab, object)) = self.get_partial(node, only_node, &irq) {
-                self.install(c, slab, object);
-                return self.load_object(c, object);
-            }
-            // A new slab; the page allocator may sleep, so interrupts go back on, and
-            // the task may come back on another CPU.
-            drop(irq);
-            let flags = if this_node_first {
-                gfp.for_this_node_only()
-            } else {
-                gfp
-            };
-            let new = self.new_slab(flags, node);
-            irq = IrqDisabled::new();
-            let Ok((slab, object)) = new else {
-                if this_node_first {
-                    // The node cannot give a slab now: other nodes' partial slabs next.
-                    this_node_first = false;
-                    continue;
-                }
-                self.stat(Stat::AllocFailed);
-                return ptr::null_mut();
-            };
-            // SAFETY: As above, for the CPU we are on now.
-            let c = unsafe { &mut *self.cpu.this_cpu() };
-            if c.slab != NO_SLAB {
-                self.flush(c);
-            }
-            self.install(c, slab, object);
-            return self.load_object(c, object);
-        }
-    }
-
-    /// Makes `slab` (frozen by the caller, its free list starting at `object`) this CPU's
-    /// active slab.
-    fn install(&self, c: &mut CpuSlab, slab: *mut Slab, object: *mut u8) {
-        // INVARIANT: `slab` is frozen for this CPU; its free list is the CPU's (set by
-        // `load_object` right after); `tid` advances.
-        c.slab = slab as u64;
-        // SAFETY: `slab` is live (frozen by the caller).
-        c.node = u64::from(unsafe { (*slab).node });
-        c.freelist = object as u64;
-        c.tid = c.tid.wrapping_add(TID_STEP);
-    }
-
-    /// Hands out `object`, the head of this CPU's free list, keeping the rest.
-    fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> *mut u8 {
-        // SAFETY: `object` is a free object of this cache owned by this CPU (the head of
-        // its list, which the caller holds with interrupts off).
-        c.freelist = unsafe { self.checked_next(object) } as u64;
-        c.tid = c.tid.wrapping_add(TID_STEP);
-        object
-    }
-
-    /// The free pointer of `object`, a free object this CPU owns (its private list, with
-    /// interrupts off, or the caller's own list): no reuse can race, so a pointer out of
-    /// the slab is corruption. It is reported and the list cut there: the objects after
-    /// it are never handed out (nor freed: their slab keeps them counted in use).
-    ///
-    /// # Safety
-    ///
-    /// `object` must be a free object of this cache that the caller owns.
-    unsafe fn checked_next(&self, object: *mut u8) -> *mut u8 {
-        // SAFETY: `object` is a free object of this cache owned by the caller.
-        let next = unsafe { self.fp.get(object) };
-        if next.is_null() || FreePtr::same_slab(object, next, self.slab_mask) {
-            return next;
-        }
-        self.freelist_corrupted(object, next);
-        // SAFETY: As above.
-        unsafe { self.fp.set(object, ptr::null_mut()) };
-        ptr::null_mut()
-    }
-
-    /// Reports a free pointer found out of its slab (once per cache; each is counted).
-    #[cold]
-    fn freelist_corrupted(&self, object: *mut u8, next: *mut u8) {
-        if self.stats().get(Stat::FreelistCorrupt) == 0 {
-            pr_err!(
-                "cache {}: free pointer of free object {:p} overwritten (decodes to {:p}, outside its slab); its free list is cut there\n",
-                self.name(),
-                object,
-                next
-            );
-        }
-        self.stat(Stat::FreelistCorrupt);
-    }
-
-    /// The fast path's free pointer check failed: the end of the CPU's list, a reuse
-    /// racing with the fast path, or corruption. With interrupts off the head and its
-    /// free pointer are this CPU's alone: hands the head out, and leaves the CPU's list
-    /// with what [`Self::checked_next`] says follows it.
-    #[cold]
-    #[inline(never)]
-    fn alloc_unusual(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        {
-            let _irq = IrqDisabled::new();
-            // SAFETY: Interrupts are off: this CPU's copy is ours.
-            let c = unsafe { &mut *self.cpu.this_cpu() };
-            let object = c.freelist as usize as *mut u8;
-            if !object.is_null() && (node == NO_NODE || c.node == node as u64) {
-                self.stat(Stat::AllocFast);
-                return self.load_object(c, object);
-            }
-        }
-        self.alloc_slow(gfp, node)
-    }
-
-    /// Gives this CPU's active slab back to its node (`deactivate_slab`). Interrupts are
-    /// off, or the cache is being destroyed and no CPU uses it.
-    fn flush(&self, c: &mut CpuSlab) {
-        let slab = c.slab as usize as *mut Slab;
-        let freelist = c.freelist as usize as *mut u8;
-        c.slab = NO_SLAB;
-        c.freelist = 0;
-        c.tid = c.tid.wrapping_add(TID_STEP);
-        self.stat(Stat::CpuSlabFlush);
-        // SAFETY: `slab` was this CPU's active slab, frozen by it, and `freelist` its
-        // private free list.
-        unsafe { self.deactivate(slab, freelist) };
-    }
-
-    /// Unfreezes `slab`, splicing the private free list `freelist` back, and puts the slab
-    /// where it belongs: partial list, page allocator (empty, enough partials), or nowhere
-    /// (full).
-    ///
-    /// # Safety
-    ///
-    /// `slab` must be frozen by the caller, who owns the private free list `freelist` of
-    /// it and gives both up.
-    unsafe fn deactivate(&self, slab: *mut Slab, freelist: *mut u8) {
-        // SAFETY: The caller holds the slab frozen, so it is live.
-        let s = unsafe { &*slab };
-        // Stage one: count the private free objects and find the last.
-        let (mut count, mut tail, mut p) = (0u32, ptr::null_mut::<u8>(), freelist);
-        while !p.is_null() {
-            count += 1;
-            tail = p;
-            // SAFETY: `p` is on the caller's private free list.
-            p = unsafe { self.checked_next(p) };
-        }
-        // Stage two: unfreeze, putting the private objects in front of the shared ones.
-        let new = loop {
-            let old = s.state();
-            let head = if tail.is_null() {
-                old.freelist
-            } else {
-                // SAFETY: `tail` is a free object the caller owns.
-                unsafe { self.fp.set(tail, old.freelist) };
-                freelist
-            };
-            let new = State {
-                freelist: head,
-                counters: slab::counters(old.inuse() - count, false),
-            };
-            if s.update(old, new) {
-                break new;
-            }
-        };
-        // Stage three: place the slab.
-        let node = self.node(s.node);
-        if new.inuse() == 0 && node.nr_partial() >= self.min_partial() {
-            // Empty and the node has enough partial slabs. Not on any list (it was
-            // frozen), and with nothing allocated from it no free can race.
-            // SAFETY: `slab` is on no list and no CPU holds it.
-            unsafe { self.discard(slab) };
-        } else if !new.freelist.is_null() {
-            let irq = IrqDisabled::new();
-            let mut g = self.lock_node(node, &irq);
-            // SAFETY: `slab` is a live slab of this node; a free that raced with stage two
-            // saw it unfrozen but off the list and left it to us, so it is on no list.
-            unsafe { g.list().add(slab, true) };
-        }
-    }
-
-    /// Finds a partial slab: on `node` (or the local node for `NO_NODE`), then, unless
-    /// `only_node`, on the other nodes. Returns the slab frozen and its free list.
-    fn get_partial(
-        &self,
-        node: i32,
-        only_node: bool,
-        irq: &IrqDisabled,
-    ) -> Option<(*mut Slab, *mut u8)> {
-        self.stat(Stat::GetPartial);
-        let local = if node == NO_NODE {
-            shim::numa_mem_id()
-        } else {
-            node
-        };
-        if !shim::node_online(local) {
-            return None;
-        }
-        self.stat(Stat::NodesTried);
-        if let Some(r) = self.get_partial_node(local.unsigned_abs(), irq) {
-            self.stat(Stat::RefillNodePartial);
-            return Some(r);
-        }
-        if only_node {
-            return None;
-        }
-        self.get_any_partial(local.unsigned_abs(), irq)
-    }
-
-    /// Takes the first partial slab of node `nid`, frozen, with its free list.
-    fn get_partial_node(&self, nid: u32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
-        let node = self.node(nid);
-        if node.nr_partial() == 0 {
-            return None;
-        }
-        let mut g = self.lock_node(node, irq);
-        let slab = g.list().first()?;
-        // SAFETY: `slab` is on this node's list and the lock is held.
-        unsafe { g.list().remove(slab) };
-        // SAFETY: A slab on a partial list is live. Not frozen and with free objects, all
-        // of which are on its shared list: `take_freelist` returns them and freezes it.
-        let object = unsafe { (*slab).take_freelist() };
-        debug_assert!(!object.is_null());
-        Some((slab, object))
-    }
-
-    /// Looks for a partial slab on the other nodes, nearest first, each node once
-    /// (`get_any_partial`; seed thread 003). Skipped when the machine has one node, and,
-    /// as in SLUB, on a share of calls set by `remote_node_defrag_ratio`; a node is only
-    /// locked when it has more than `min_partial` partial slabs. With
-    /// [`RemoteWalk::Zonelist`] it walks as SLUB did before the fix, for comparison.
-    fn get_any_partial(&self, local: u32, irq: &IrqDisabled) -> Option<(*mut Slab, *mut u8)> {
-        let walk = self.remote_walk();
-        if walk == RemoteWalk::NodesOnce && !self.multi_node {
-            return None;
-        }
-        let ratio = self.remote_node_defrag_ratio();
-        if ratio == 0 || (arch::cycles() % 1024) as u32 > ratio {
-            self.stat(Stat::RemoteWalkSkipped);
-            return None;
-        }
-        self.stat(Stat::RemoteWalk);
-        let min_partial = self.min_partial();
-        let order = match walk {
-            RemoteWalk::NodesOnce => &self.near,
-            RemoteWalk::Zonelist => &self.zonelist,
-        };
-        for &nid in order.get(local as usize)?.iter() {
-            inject!(self, Point::RemoteNode(u32::from(nid)));
-            self.stat(Stat::RemoteNodesTried);
-            self.stat(Stat::NodesTried);
-            if self.node(u32::from(nid)).nr_partial() > min_partial {
-                if let Some(r) = self.get_partial_node(u32::from(nid), irq) {
-                    self.stat(Stat::RefillRemotePartial);
-                    return Some(r);
-                }
-            }
-        }
-        None
-    }
-
-    /// Allocates and formats a new slab, frozen, for the calling CPU, with the flags of
-    /// [`crate::gfp`]: the preferred order may fail quietly (then the smallest order that
-    /// holds one object, with `gfp` as given), the metadata takes the reclaim bits of
-    /// `gfp`. Interrupts must be on if `gfp` may sleep.
-    fn new_slab(&self, gfp: Gfp, node: i32) -> Result<(*mut Slab, *mut u8)> {
-        let l = &self.layout;
-        let gfp = gfp.for_pages();
-        let min_order = layout::get_order(u64::from(l.size));
-        let (pages, order) = if l.order > min_order {
-            match self.alloc_pages(gfp.for_preferred_order(), node, l.order) {
-                Some(p) => (p, l.order),
-                None => {
-                    self.stat(Stat::OrderFallback);
-                    let p = self.alloc_pages(gfp, node, min_order).ok_or(ENOMEM)?;
-                    (p, min_order)
-                }
-            }
-        } else {
-            (self.alloc_pages(gfp, node, l.order).ok_or(ENOMEM)?, l.order)
-        };
-        let g = Geometry {
-            size: l.size,
-            fp: self.fp,
-            objects: layout::order_objects(order, l.stride()),
-        };
-        let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
-        let meta = gfp.for_metadata();
-        if inject!(self, Point::MetaAlloc { gfp: meta.raw() }) {
-            return Err(ENOMEM);
-        }
-        let slab = slab.publish(meta)?;
-        // SAFETY: Just published, live.
-        let s = unsafe { slab.as_ref() };
-        self.node(s.node).slab_added(s.objects);
-        self.stat(Stat::NewSlab);
-        Ok((slab.as_ptr(), object))
-    }
-
-    /// `2^order` pages on `node` with exactly `gfp`.
-    fn alloc_pages(&self, gfp: Gfp, node: i32, order: u32) -> Option<SlabPages> {
-        if inject!(
-            self,
-            Point::PageAlloc {
-                gfp: gfp.raw(),
-                order,
-                node
-            }
-        ) {
-            return None;
-        }
-        SlabPages::alloc(node, gfp, order)
-    }
-
-    /// Gives an empty slab back to the page allocator.
-    ///
-    /// # Safety
-    ///
-    /// `slab` must be empty, on no list and held by no CPU; nothing may use it afterwards.
-    unsafe fn discard(&self, slab: *mut Slab) {
-        // SAFETY: The caller gives up the slab, which is live until here.
-        let (nid, objects) = unsafe { ((*slab).node, (*slab).objects) };
-        self.node(nid).slab_removed(objects);
-        self.stat(Stat::SlabFreed);
-        // SAFETY: The slab came from `Slab::publish` in `new_slab` (non-null), and the
-        // caller gives it up.
-        unsafe { Slab::free(NonNull::new_unchecked(slab)) };
-    }
-
-    // ----- free ---------------------------------------------------------------------
-
-    /// Frees `object` (`kmem_cache_free`).
-    ///
-    /// Fast path: the object's slab is this CPU's active slab; push it on the CPU free
-    /// list with one `cmpxchg16b` on (freelist, tid).
-    ///
-    /// Once the object is free, the cache may be destroyed by another CPU (destruction
-    /// allows frees of objects still allocated to race with it): no path touches the cache
-    /// after the update that frees the object, except to release a node lock that
-    /// destruction takes before it counts (see [`CacheCore::shutdown`]).
-    ///
-    /// # Safety
-    ///
-    /// `object` must have been allocated from this cache and not freed since, and must not
-    /// be used afterwards.
-    #[inline]
-    pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
-        if self.free_special {
-            // SAFETY: The caller's guarantees pass on.
-            return unsafe { self.free_unusual(object.as_ptr()) };
-        }
-        // SAFETY: The caller's guarantees pass on.
-        unsafe { self.free_object(object.as_ptr()) }
-    }
-
-    /// [`CacheCore::free`] with `init_on_free`, or into a debug cache.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free`]; a debug cache checks what it can of that.
-    #[inline(never)]
-    #[cold]
-    unsafe fn free_unusual(&self, object: *mut u8) {
-        if self.is_debug() {
-            return self.free_debug(object);
-        }
-        self.zero(object);
-        // SAFETY: The caller's guarantees pass on.
-        unsafe { self.free_object(object) }
-    }
-
-    /// The free fast path, and the way into the slow path.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free`].
-    #[inline(always)]
-    unsafe fn free_object(&self, object: *mut u8) {
-        const FREELIST: usize = offset_of!(CpuSlab, freelist);
-        const TID: usize = offset_of!(CpuSlab, tid);
-        const SLAB: usize = offset_of!(CpuSlab, slab);
-        const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
-        // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
-        let slab = unsafe { mm::slab_of(object) } as u64;
-        let pcpu = self.pcpu();
-        loop {
-            // As in `alloc_node`: one CPU's copy, `tid` first; the commit fails on any
-            // other CPU, so the active slab compared here is the one the commit checks.
-            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
-            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
-            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
-            let tid = unsafe { arch::read_once::<TID>(c) };
-            inject!(self, Point::FreeTidRead);
-            // SAFETY: As above.
-            if unsafe { arch::read_once::<SLAB>(c) } != slab {
-                // SAFETY: The caller's guarantees pass on.
-                return unsafe { self.free_slow(slab as usize as *mut Slab, object) };
-            }
-            inject!(self, Point::FreeSlabRead);
-            // SAFETY: As above.
-            let head = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
-            // SAFETY: The caller owns `object`, a free-to-be object of this cache.
-            unsafe { self.fp.set(object, head) };
-            // Counted before the commit, which is the last touch of the cache.
-            // SAFETY: The `free_fast` counter of this cache's per-cpu area.
-            unsafe { arch::this_cpu_inc_at::<FREE_FAST>(pcpu) };
-            // SAFETY: `pcpu + FREELIST` is the 16-byte aligned (freelist, tid) pair of the
-            // current CPU's copy.
-            if unsafe {
-                arch::this_cpu_cmpxchg16b(
-                    pcpu.wrapping_add(FREELIST).cast(),
-                    [head as u64, tid],
-                    [object as u64, tid.wrapping_add(TID_STEP)],
-                )
-            } {
-                return;
-            }
-            // Not freed: the object is still live, so is the cache.
-            // SAFETY: As above.
-            unsafe { arch::this_cpu_dec_at::<FREE_FAST>(pcpu) };
-        }
-    }
-
-    /// The free slow path (`__slab_free`): the slab is not this CPU's active slab. Push
-    /// the object on the slab's shared list with `lock cmpxchg16b`; only when the slab
-    /// changes list (full to partial, or partial to empty) take the node lock.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free`]; `slab` is what the object's page holds as its slab
-    /// (checked here).
-    #[inline(never)]
-    unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
-        if !self.owns(object) {
-            return self.foreign_free(object);
-        }
-        // SAFETY: One object is a chain of one.
-        unsafe { self.free_chain(slab, object, object, 1) }
-    }
-
-    /// Whether `object` lies on a slab page of this cache ([`mm::owning_cache`]): a
-    /// pointer that is not an object of this cache never reaches the fast path's commit
-    /// (its slab is no active slab of this cache), so the slow paths catch it here.
-    #[inline(always)]
-    fn owns(&self, object: *const u8) -> bool {
-        // SAFETY: A pointer passed to free is a direct-map address (an object of some
-        // slab, by the caller's contract, which this checks without following anything).
-        unsafe { mm::owning_cache(object) == ptr::from_ref(self) as usize }
-    }
-
-    /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
-    /// pointers (the free pointer of `tail` is set here), with one update of the slab.
-    ///
-    /// # Safety
-    ///
-    /// The objects are live objects of this cache in `slab`, owned by the caller and not
-    /// used afterwards; the chain links exactly them.
-    unsafe fn free_chain(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
-        self.stat(Stat::FreeSlow);
-        // SAFETY: The objects are live, so their slab is.
-        let s = unsafe { &*slab };
-        loop {
-            let old = s.state();
-            let inuse = old.inuse() - count;
-            if !old.frozen() && (inuse == 0 || old.freelist.is_null()) {
-                // SAFETY: As for this function.
-                return unsafe { self.free_chain_locked(slab, head, tail, count) };
-            }
-            // SAFETY: The caller owns `tail`.
-            unsafe { self.fp.set(tail, old.freelist) };
-            let new = State {
-                freelist: head,
-                counters: slab::counters(inuse, old.frozen()),
-            };
-            // Counted before the update, which is the last touch of the cache.
-            if old.frozen() {
-                self.stat(Stat::FreeFrozen);
-            }
-            if s.update(old, new) {
-                return;
-            }
-            if old.frozen() {
-                self.stat_sub(Stat::FreeFrozen);
-            }
-        }
-    }
-
-    /// The part of the free slow path that may move the slab between lists. All of it
-    /// runs under the node lock, including giving an emptied slab back: destruction takes
-    /// every node lock before it counts what is left, so it never sees a slab half gone.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free_chain`].
-    unsafe fn free_chain_locked(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
-        // SAFETY: The objects are live, so their slab is.
-        let s = unsafe { &*slab };
-        let node = self.node(s.node);
-        let min_partial = self.min_partial();
-        self.stat(Stat::FreeLocked);
-        let irq = IrqDisabled::new();
-        let mut g = self.lock_node(node, &irq);
-        let (old, new) = loop {
-            let old = s.state();
-            // SAFETY: The caller owns `tail`.
-            unsafe { self.fp.set(tail, old.freelist) };
-            let new = State {
-                freelist: head,
-                counters: slab::counters(old.inuse() - count, old.frozen()),
-            };
-            if s.update(old, new) {
-                break (old, new);
-            }
-        };
-        if old.frozen() {
-            // A CPU took the slab meanwhile; it will sort it out.
-            return;
-        }
-        // SAFETY: `slab` is a live slab of this node and the lock is held.
-        let on_partial = unsafe { g.list().contains(slab) };
-        if !old.freelist.is_null() && !on_partial {
-            // Being deactivated by the CPU that had it: it places the slab itself.
-            return;
-        }
-        // "Already holds at least min_partial partial slabs": not counting this one.
-        let others = g.list().len() - u32::from(on_partial);
-        if new.inuse() == 0 && others >= min_partial {
-            if on_partial {
-                // SAFETY: `slab` is on this list; lock held.
-                unsafe { g.list().remove(slab) };
-            }
-            inject!(self, Point::FreeDiscard);
-            // SAFETY: Empty, off the lists, not frozen: nothing refers to it any more.
-            // Freeing pages under a spinlock is allowed.
-            unsafe { self.discard(slab) };
-            return;
-        }
-        if old.freelist.is_null() {
-            // Was full, so on no list: now partial (or empty and kept).
-            // SAFETY: `slab` is a live slab of this node on no list; lock held.
-            unsafe { g.list().add(slab, false) };
-        }
-    }
-
-    // ----- bulk ---------------------------------------------------------------------
-
-    /// Fills `out` with objects; on failure frees what it took and returns the error,
-    /// leaving `out` all null.
-    pub(crate) fn alloc_bulk(&self, gfp: Gfp, out: &mut [*mut u8]) -> Result {
-        let mut i = 0;
-        while i < out.len() {
-            {
-                let _irq = IrqDisabled::new();
-                // SAFETY: Interrupts are off: this CPU's copy is ours.
-                let c = unsafe { &mut *self.cpu.this_cpu() };
-                let mut taken = 0u64;
-                while i < out.len() && c.freelist != 0 {
-                    let object = c.freelist as usize as *mut u8;
-                    // SAFETY: `object` is on this CPU's private free list.
-                    c.freelist = unsafe { self.checked_next(object) } as u64;
-                    out[i] = object;
-                    i += 1;
-                    taken += 1;
-                }
-                c.tid = c.tid.wrapping_add(TID_STEP);
-                // SAFETY: Per-cpu counter of this cache.
-                unsafe {
-                    arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::AllocFast), taken)
-                };
-            }
-            if i < out.len() {
-                let object = self.alloc_slow(gfp, NO_NODE);
-                if object.is_null() {
-                    // SAFETY: `out[..i]` were just allocated from this cache.
-                    unsafe { self.free_bulk(&out[..i]) };
-                    out[..i].fill(ptr::null_mut());
-                    return Err(ENOMEM);
-                }
-                out[i] = object;
-                i += 1;
-            }
-        }
-        if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
-            for &object in out.iter() {
-                self.zero(object);
-            }
-        }
-        Ok(())
-    }
-
-    /// Frees every object of `objects`. Objects of this CPU's active slab go on its free
-    /// list; a run of objects of another slab is chained and freed with one update of
-    /// that slab (SLUB's detached free lists, for the common case of objects that were
-    /// allocated together).
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free`], for each element.
-    pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
-        if self.is_debug() {
-            for &object in objects {
-                self.free_debug(object);
-            }
-            return;
-        }
-        if self.init_on_free {
-            for &object in objects {
-                self.zero(object);
-            }
-        }
-        let _irq = IrqDisabled::new();
-        // SAFETY: Interrupts are off: this CPU's copy is ours.
-        let c = unsafe { &mut *self.cpu.this_cpu() };
-        let mut fast = 0u64;
-        let mut i = 0;
-        while i < objects.len() {
-            let first = objects[i];
-            // SAFETY: The caller guarantees a live object of this cache.
-            let slab = unsafe { mm::slab_of(first) } as u64;
-            i += 1;
-            if slab == c.slab {
-                // SAFETY: The caller owns `first`, an object of the CPU's active slab.
-                unsafe { self.fp.set(first, c.freelist as usize as *mut u8) };
-                c.freelist = first as u64;
-                fast += 1;
-                continue;
-            }
-            if !self.owns(first) {
-                self.foreign_free(first);
-                continue;
-            }
-            // Chain the run of objects of the same slab in front of `first`.
-            let (mut head, mut count) = (first, 1u32);
-            // SAFETY: As above, for each object.
-            while i < objects.len() && unsafe { mm::slab_of(objects[i]) } as u64 == slab {
-                // SAFETY: The caller owns `objects[i]`.
-                unsafe { self.fp.set(objects[i], head) };
-                head = objects[i];
-                count += 1;
-                i += 1;
-            }
-            // SAFETY: `head`..`first` chains `count` objects of `slab` owned by the caller;
-            // the slow path takes its own locks (interrupts may already be off).
-            unsafe { self.free_chain(slab as usize as *mut Slab, head, first, count) };
-        }
-        // Only if objects went on this CPU's list: then this CPU still has its active
-        // slab, so the cache is not being destroyed (destruction flushes every CPU,
-        // which waits for interrupts to come back on here). Otherwise the last update
-        // above may have freed the last object, and the cache must not be touched.
-        if fast != 0 {
-            c.tid = c.tid.wrapping_add(TID_STEP);
-            // SAFETY: Per-cpu counter of this cache.
-            unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::FreeFast), fast) };
-        }
-    }
-
-    // ----- shrinking and destruction ------------------------------------------------
-
-    /// Gives this CPU's active slab back, with interrupts off.
-    fn flush_this_cpu(&self) {
-        let _irq = IrqDisabled::new();
-        // SAFETY: Interrupts are off: this CPU's copy is ours.
-        let c = unsafe { &mut *self.cpu.this_cpu() };
-        if c.slab != NO_SLAB {
-            self.flush(c);
-        }
-    }
-
-    /// Gives `cpu`'s active slab back to its node (CPU hotplug: `cpu` went offline).
-    ///
-    /// # Safety
-    ///
-    /// `cpu` must be dead: nothing runs on it, so nothing uses its per-CPU copy (no other
-    /// CPU ever writes another's).
-    pub(crate) unsafe fn flush_dead_cpu(&self, cpu: CpuId) {
-        // Node locks are taken with interrupts off.
-        let _irq = IrqDisabled::new();
-        // SAFETY: `cpu` is dead (caller): its copy is ours.
-        let c = unsafe { &mut *self.cpu.on(cpu) };
-        if c.slab != NO_SLAB {
-            self.flush(c);
-        }
-    }
-
-    /// Gives every empty partial slab back to the page allocator. Returns the objects
-    /// still allocated: per node, its objects less the free ones of its partial slabs,
-    /// counted under the node lock, which every free that moves a slab between lists or
-    /// gives one back holds from its update to its end.
-    fn discard_empty_partials(&self) -> u64 {
-        let mut live = 0u64;
-        for node in self.nodes.iter() {
-            let irq = IrqDisabled::new();
-            let mut g = self.lock_node(node, &irq);
-            let mut free_objects = 0i64;
-            let mut p = g.list().first();
-            while let Some(slab) = p {
-                // SAFETY: `slab` is on this list and the lock is held.
-                let (next, st, objects) =
-                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).objects) };
-                if st.inuse() == 0 {
-                    // SAFETY: On this list, lock held; then empty, off the lists, held by
-                    // no CPU (partial slabs are not frozen), and nothing allocated from it
-                    // can be freed. Freeing pages under a spinlock is allowed.
-                    unsafe {
-                        g.list().remove(slab);
-                        self.discard(slab);
-                    }
-                } else {
-                    free_objects += i64::from(objects - st.inuse());
-                }
-                p = (!next.is_null()).then_some(next);
-            }
-            live += (node.total_objects() - free_objects).max(0) as u64;
-        }
-        live
-    }
-
-    /// Walks the empty slabs of each node's partial list that lie beyond the node's
-    /// first `min_partial` partial slabs (the seed 000 cushion): with `free`, gives them
-    /// back, up to `max_pages` pages. Returns their pages.
-    fn empty_beyond_min_partial(&self, free: bool, max_pages: u64) -> u64 {
-        let min_partial = self.min_partial();
-        let mut pages = 0u64;
-        for node in self.nodes.iter() {
-            if node.nr_partial() <= min_partial {
-                continue;
-            }
-            let irq = IrqDisabled::new();
-            let mut g = self.lock_node(node, &irq);
-            let mut p = g.list().first();
-            // Partial slabs left once the ones counted so far are gone.
-            let mut left = g.list().len();
-            while let Some(slab) = p {
-                if left <= min_partial || pages >= max_pages {
-                    break;
-                }
-                // SAFETY: `slab` is on this list and the lock is held.
-                let (next, st, n) =
-                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).nr_pages()) };
-                if st.inuse() == 0 {
-                    pages += n;
-                    left -= 1;
-                    if free {
-                        // SAFETY: As in `discard_empty_partials`.
-                        unsafe {
-                            g.list().remove(slab);
-                            self.discard(slab);
-                        }
-                    }
-                }
-                p = (!next.is_null()).then_some(next);
-            }
-        }
-        pages
-    }
-
-    /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
-    pub(crate) fn reclaimable_pages(&self) -> u64 {
-        self.empty_beyond_min_partial(false, u64::MAX)
-    }
-
-    /// The shrinker's work: gives back empty slabs beyond each node's `min_partial`
-    /// partial slabs, up to `max_pages` pages; returns the pages given back. Leaves the
-    /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
-    pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
-        let pages = self.empty_beyond_min_partial(true, max_pages);
-        // SAFETY: Per-cpu counter of this cache.
-        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
-        pages
-    }
-
-    /// Flushes every online CPU's active slab and gives every empty slab back
-    /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
-    /// while the cache is in use, and from memory reclaim; may sleep.
-    pub(crate) fn shrink(&self) {
-        shim::run_on_each_cpu(&|| self.flush_this_cpu());
-        self.discard_empty_partials();
-    }
-
-    /// Flushes every CPU's active slab, gives every empty slab back, and returns how many
-    /// objects are still allocated; their slabs stay. With none, nothing of the cache is
-    /// in use any more and it may be freed: a free racing with this call either finished
-    /// before the count or is counted (see [`CacheCore::free`]).
-    ///
-    /// # Safety
-    ///
-    /// No CPU may use the cache during or after the call, except to free objects still
-    /// allocated; CPU hotplug must not run concurrently.
-    pub(crate) unsafe fn shutdown(&self) -> LiveObjects {
-        shim::run_on_each_cpu(&|| self.flush_this_cpu());
-        for cpu in possible_cpus() {
-            // SAFETY: Online CPUs were flushed above and offline ones cannot run, and no
-            // CPU allocates from the cache any more (caller): this copy is ours.
-            let c = unsafe { &mut *self.cpu.on(cpu) };
-            if c.slab != NO_SLAB {
-                self.flush(c);
-            }
-        }
-        inject!(self, Point::ShutdownFlushed);
-        LiveObjects(self.discard_empty_partials())
-    }
-}
-
-/// Why an allocation from `node` failed: `EINVAL` for a node that is not online, else
-/// `ENOMEM`.
-#[cfg(rslub_inject)]
-#[cold]
-fn alloc_error(node: i32) -> Error {
-    if node == NO_NODE || shim::node_online(node) {
-        ENOMEM
-    } else {
-        EINVAL
     }
 }
 

@@ -271,7 +271,7 @@ impl CacheCore {
             return self.foreign_free(object);
         }
         // SAFETY: `owner_of` found this cache's live slab metadata on the page.
-        let slab = unsafe { mm::slab_of(object) }.cast_mut().cast::<Slab>();
+        let slab = unsafe { mm::slab_of(object) };
         // SAFETY: As above.
         let s = unsafe { &*slab };
         if self.object_index(s, object).is_none() {
@@ -309,18 +309,8 @@ impl CacheCore {
         }
         // SAFETY: An allocated object of this cache, now the caller's to give back.
         unsafe { self.debug.mark_freed(object) };
-        let (old, new) = loop {
-            let old = s.state();
-            // SAFETY: As above.
-            unsafe { self.fp.set(object, old.freelist) };
-            let new = State {
-                freelist: object,
-                counters: slab::counters(old.inuse() - 1, false),
-            };
-            if s.update(old, new) {
-                break (old, new);
-            }
-        };
+        // SAFETY: As above; a chain of one.
+        let (old, new) = unsafe { s.splice(self.fp, object, object, 1, Some(false)) };
         self.stat(Stat::FreeSlow);
         if old.freelist.is_null() {
             // SAFETY: A full slab of this node is on its full list; lock held.

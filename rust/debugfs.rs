@@ -14,6 +14,8 @@
 //! - `remote_walk` (read-write): 0, other nodes nearest first, each once, none on a
 //!   one-node machine (the default); 1, SLUB's walk before the 2018 fix, zone by zone
 //!   through the zonelist (for the seed 003 comparison);
+//! - `cpu_partial` (read-write): free objects' worth of slabs each CPU keeps on its
+//!   partial list (0..=32767; 0 turns the per-CPU partial lists off);
 //! - `validate`: reading (or writing `1`, as SLUB's file) walks every slab on the node
 //!   lists and checks it (`CacheCore::validate`); problems go to the kernel log, the read
 //!   gives `slabs N objects N free N errors N`.
@@ -67,6 +69,8 @@ pub(crate) struct CacheFiles {
     #[pin]
     walk: File<CacheRef>,
     #[pin]
+    cpu_partial: File<CacheRef>,
+    #[pin]
     validate: File<CacheRef>,
     _dir: Dir,
 }
@@ -105,6 +109,12 @@ impl CacheFiles {
                     &show_walk,
                     &store_walk,
                 ),
+                cpu_partial <- dir.read_write_callback_file(
+                    c"cpu_partial",
+                    CacheRef(cache),
+                    &show_cpu_partial,
+                    &store_cpu_partial,
+                ),
                 validate <- dir.read_write_callback_file(
                     c"validate",
                     CacheRef(cache),
@@ -132,6 +142,16 @@ fn show_layout(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     writeln!(f, "objects_per_slab {}", l.objects)?;
     writeln!(f, "waste {}", l.waste())?;
     writeln!(f, "debug {}", crate::debug::Letters(l.debug))
+}
+
+fn show_cpu_partial(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", c.get().cpu_partial())
+}
+
+fn store_cpu_partial(c: &CacheRef, r: &mut UserSliceReader) -> Result {
+    let v = read_number(r, crate::layout::MAX_OBJS_PER_SLAB)?;
+    c.get().set_cpu_partial(v);
+    Ok(())
 }
 
 fn show_validate(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -172,7 +192,7 @@ fn show_ratio(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 }
 
 fn store_ratio(c: &CacheRef, r: &mut UserSliceReader) -> Result {
-    let v = read_number(r, 1024)?;
+    let v = read_number(r, crate::cache::RATIO_SCALE)?;
     c.get().set_remote_node_defrag_ratio(v);
     Ok(())
 }

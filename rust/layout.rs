@@ -14,7 +14,8 @@ pub(crate) const POINTER_SIZE: u32 = core::mem::size_of::<usize>() as u32;
 pub(crate) const PAGE_SIZE: u32 = kernel::page::PAGE_SIZE as u32;
 /// Highest order the page allocator hands out.
 pub(crate) const MAX_PAGE_ORDER: u32 = kernel::bindings::MAX_PAGE_ORDER;
-/// Most objects one slab may hold; the in-use count is kept in 16 bits.
+/// Most objects one slab may hold (SLUB's `MAX_OBJS_PER_PAGE`, whose count is 15 bits
+/// wide); also the highest `min_objects` parameter.
 pub(crate) const MAX_OBJS_PER_SLAB: u32 = 32767;
 
 /// Cache creation flag: align objects to the hardware cache line (`SLAB_HWCACHE_ALIGN`).
@@ -233,6 +234,17 @@ impl Layout {
     /// slabs, which saves page-allocator round trips), unless `override_value` is given.
     pub(crate) fn min_partial(&self, override_value: Option<u32>) -> u32 {
         override_value.unwrap_or_else(|| min_partial_for(self.size))
+    }
+}
+
+/// Objects' worth of partial slabs a CPU keeps, from the object size (SLUB's
+/// `set_cpu_partial()`): fewer for larger objects.
+pub(crate) fn cpu_partial_for(size: u32) -> u32 {
+    match size {
+        s if s >= PAGE_SIZE => 2,
+        s if s >= 1024 => 6,
+        s if s >= 256 => 13,
+        _ => 30,
     }
 }
 

@@ -13,8 +13,8 @@
 //! [`slab_of`] therefore finds a slab from any address inside it with the direct-map
 //! arithmetic of `virt_to_page()` and one load, and no call, as the free fast path needs.
 
-use crate::gfp::Gfp;
 use crate::shim;
+use crate::{gfp::Gfp, slab::Slab};
 use core::ptr::NonNull;
 use kernel::{bindings, page::PAGE_SHIFT};
 
@@ -132,12 +132,12 @@ pub(crate) fn page_private(addr: *const u8) -> Option<(usize, *const bindings::p
 /// `addr` must be inside a slab whose pages are owned by rslub (an object handed out by
 /// one of its caches and not yet freed).
 #[inline(always)]
-pub(crate) unsafe fn slab_of(addr: *const u8) -> *const u8 {
+pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
     let page = page_of(addr);
     // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
     // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
     // we set.
-    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *const u8 }
+    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *mut Slab }
 }
 
 /// The address of the cache owning the page that holds `addr` if it is a slab page of

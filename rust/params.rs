@@ -13,8 +13,8 @@ use kernel::{bindings, fmt};
 
 /// Highest page order the page allocator hands out (`MAX_PAGE_ORDER`).
 pub(crate) const MAX_PAGE_ORDER: i32 = bindings::MAX_PAGE_ORDER as i32;
-/// Most objects a slab may hold (SLUB's `MAX_OBJS_PER_PAGE`: the count is 15 bits wide).
-pub(crate) const MAX_OBJECTS: i32 = 32767;
+/// Highest `min_objects`: the most objects a slab may hold.
+pub(crate) const MAX_OBJECTS: i32 = crate::layout::MAX_OBJS_PER_SLAB as i32;
 /// Largest accepted `min_partial` override.
 pub(crate) const MAX_MIN_PARTIAL: i32 = 1024;
 

@@ -12,9 +12,11 @@
 //! `struct page`'s `private` field, so an object's slab is found in O(1) ([`mm`]).
 //!
 //! Every CPU has an *active slab* per cache, and a private free list of it, in per-cpu
-//! memory ([`cache::CpuSlab`]); the slab is *frozen* while a CPU holds it. Each node has
-//! a partial list of the cache's slabs that have free objects and are no CPU's
-//! ([`node::Node`]). Full slabs are on no list.
+//! memory ([`cache::CpuSlab`]); the slab is *frozen* while a CPU holds it. Each CPU also
+//! keeps a short *partial list* of slabs with free objects (classic SLUB's per-CPU
+//! partial lists, `cpu_partial` objects' worth). Each node has a partial list of the
+//! cache's slabs that have free objects and are no CPU's ([`node::Node`]). Full slabs are
+//! on no list.
 //!
 //! ## Fast paths: no lock, no bus-locked atomic, interrupts left on
 //!
@@ -46,28 +48,34 @@
 //! They are called from task and softirq context (the node lock is a `spinlock_t`, as
 //! SLUB's `list_lock`; `PREEMPT_RT` kernels are refused at load), and run with interrupts
 //! off on the current CPU ([`shim::IrqDisabled`]) while they
-//! touch that CPU's active slab, and with interrupts back on while a new slab comes from
-//! the page allocator (which may sleep). An empty CPU free list is refilled, in order,
-//! from objects other CPUs freed into the active slab, from the local node's partial
-//! list, from the other nodes' lists, nearest first and each node once
-//! (`get_any_partial`, skipped on one-node machines), then from a new slab.
+//! touch that CPU's active slab or partial list, and with interrupts back on while a new
+//! slab comes from the page allocator (which may sleep). An empty CPU free list is
+//! refilled, in order, from objects other CPUs freed into the active slab, from the CPU's
+//! partial list, from the local node's partial list (taking a few more slabs for the
+//! CPU's list with the same lock), from the other nodes' lists, nearest first and each
+//! node once (`get_any_partial`, skipped on one-node machines), then from a new slab.
 //!
 //! A free into a slab that is not the CPU's active slab pushes the object onto the slab's
-//! shared free list with `lock cmpxchg16b` on (freelist, counters); only when the slab
-//! moves between lists (full to partial, partial to empty) is the node lock taken. An
+//! shared free list with `lock cmpxchg16b` on (freelist, counters). A slab that was full
+//! goes onto this CPU's partial list, without a lock (when that list is full, it goes
+//! back to the node lists first); only when a slab on a node list becomes empty, or a
+//! full one partial with the CPU lists off (`cpu_partial` 0), is the node lock taken. An
 //! empty slab goes back to the page allocator only if its node already keeps
 //! `min_partial` other partial slabs. Shrinking and destroying flush each CPU's active
-//! slab from a worker on that CPU, on a `WQ_MEM_RECLAIM` workqueue of the module's own
-//! ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink. A CPU that goes
-//! offline gives its active slab of every cache back the same way, from a surviving CPU
-//! once it is dead (`rslub_cpu_dead()` in [`registry`], as SLUB's `slub_cpu_dead()`).
+//! slab and partial list from a worker on that CPU, on a `WQ_MEM_RECLAIM` workqueue of
+//! the module's own ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink. A
+//! CPU that goes offline gives its active slab and partial list of every cache back the
+//! same way, from a surviving CPU once it is dead (`rslub_cpu_dead()` in [`registry`],
+//! as SLUB's `slub_cpu_dead()`).
 //!
 //! An explicit node is tried alone first, without sleeping; then the other nodes'
 //! partial slabs come before a new slab elsewhere; a node without memory is no
 //! constraint. Every allocation made for a caller passes on the caller's reclaim bits
 //! ([`gfp`]). No free path touches the cache after the update that frees its object,
-//! except to release a node lock that destruction takes before it counts: a cache may
-//! be destroyed while its last objects are being freed.
+//! except to release a node lock that destruction takes before it counts, or to put a
+//! slab that was full on the CPU's partial list (destruction counts every object of a
+//! slab on no list as in use): a cache may be destroyed while its last objects are being
+//! freed.
 //!
 //! ## Backing kernel caches
 //!
@@ -85,7 +93,8 @@
 //!    written while its callback takes 1;
 //! 1. the registry mutex ([`registry`]), only to create, destroy or list caches, and to
 //!    flush a dead CPU's active slabs;
-//! 2. interrupts off on this CPU (the slow paths' hold on the CPU's active slab);
+//! 2. interrupts off on this CPU (the slow paths' hold on the CPU's active slab and
+//!    partial list);
 //! 3. a node's partial-list spinlock (always taken with interrupts off);
 //! 4. a slab's (freelist, counters) unit: not a lock, a `lock cmpxchg16b`, taken under
 //!    or without 3.

@@ -83,7 +83,6 @@ pub(crate) fn cpu_possible(cpu: kernel::cpu::CpuId) -> bool {
 }
 
 /// Whether `cpu` is online (`cpu_online()`).
-#[cfg_attr(not(rslub_kunit), expect(dead_code))]
 pub(crate) fn cpu_online(cpu: kernel::cpu::CpuId) -> bool {
     // SAFETY: `CpuId` is below `nr_cpu_ids` by its type invariant.
     unsafe { ffi::rslub_cpu_online(cpu.as_u32() as i32) }

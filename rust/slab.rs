@@ -17,7 +17,8 @@
 //!   `freelist` until the owner takes them back.
 //!
 //! A slab that is not frozen is on its node's partial list when it has free objects
-//! (`on`, under the node lock), or on no list when full (`inuse == objects`).
+//! (`on`, under the node lock), or on a CPU's partial list (`cpu_next`, with that CPU's
+//! interrupts off), or on no list when full (`inuse == objects`) or in between lists.
 
 use crate::{arch, gfp::Gfp, mm::SlabPages};
 use core::{
@@ -99,11 +100,15 @@ pub(crate) struct Slab {
     /// Objects in the slab.
     pub(crate) objects: u32,
     pub(crate) links: UnsafeCell<Links>,
+    /// The next slab on the per-CPU partial list holding this one (null: the last, or on
+    /// none); only the CPU whose list holds the slab touches it, with interrupts off.
+    cpu_next: UnsafeCell<*mut Slab>,
     pages: SlabPages,
 }
 
 // SAFETY: The state unit is only changed atomically; `links` only under the node lock;
-// the rest is immutable after creation.
+// `cpu_next` only by the CPU whose partial list holds the slab, with interrupts off; the
+// rest is immutable after creation.
 unsafe impl Send for Slab {}
 // SAFETY: As above.
 unsafe impl Sync for Slab {}
@@ -159,6 +164,7 @@ impl Slab {
                 next: ptr::null_mut(),
                 on: crate::node::ON_NO_LIST,
             }),
+            cpu_next: UnsafeCell::new(ptr::null_mut()),
             pages,
         };
         (slab, base)
@@ -248,6 +254,56 @@ impl Slab {
                 [new.freelist as u64, new.counters],
             )
         }
+    }
+
+    /// Puts the chain of `count` objects `head`..`tail` (linked through their free
+    /// pointers; `tail`'s is set here) in front of the shared free list and takes them off
+    /// `inuse`, in one update; `frozen` sets the frozen bit (`None`: as it is). An empty
+    /// chain (`tail` null, `count` 0) changes only the counters. Returns the state before
+    /// and after the update.
+    ///
+    /// # Safety
+    ///
+    /// The chain's objects must be objects of this slab, counted in `inuse`, that the
+    /// caller owns and gives up.
+    pub(crate) unsafe fn splice(
+        &self,
+        fp: FreePtr,
+        head: *mut u8,
+        tail: *mut u8,
+        count: u32,
+        frozen: Option<bool>,
+    ) -> (State, State) {
+        loop {
+            let old = self.state();
+            let first = if tail.is_null() {
+                old.freelist
+            } else {
+                // SAFETY: `tail` is an object of this slab the caller owns.
+                unsafe { fp.set(tail, old.freelist) };
+                head
+            };
+            let new = State {
+                freelist: first,
+                counters: counters(old.inuse() - count, frozen.unwrap_or(old.frozen())),
+            };
+            if self.update(old, new) {
+                return (old, new);
+            }
+        }
+    }
+
+    /// The link of a per-CPU partial list.
+    ///
+    /// # Safety
+    ///
+    /// The caller must be the CPU whose partial list holds the slab (or is about to), with
+    /// interrupts off, or own that CPU's list otherwise (a dead CPU's, or destruction), and
+    /// hold no other reference to the link.
+    #[expect(clippy::mut_from_ref)]
+    pub(crate) unsafe fn cpu_next(&self) -> &mut *mut Slab {
+        // SAFETY: As the caller guarantees: no one else touches the link now.
+        unsafe { &mut *self.cpu_next.get() }
     }
 
     /// The node-lock protected links.

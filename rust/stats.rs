@@ -83,6 +83,16 @@ stats! {
     DebugErrors = "debug_errors",
     /// Pages the shrinker gave back (empty slabs beyond `min_partial`).
     ShrinkerPages = "shrinker_pages",
+    /// A CPU's active slab came from its partial list (SLUB's `CPU_PARTIAL_ALLOC`).
+    CpuPartialAlloc = "cpu_partial_alloc",
+    /// A free made a full slab partial and put it on the CPU's partial list
+    /// (`CPU_PARTIAL_FREE`).
+    CpuPartialFree = "cpu_partial_free",
+    /// A refill from a node took a slab for the CPU's partial list too
+    /// (`CPU_PARTIAL_NODE`).
+    CpuPartialNode = "cpu_partial_node",
+    /// A CPU's partial list was full and went back to the nodes (`CPU_PARTIAL_DRAIN`).
+    CpuPartialDrain = "cpu_partial_drain",
 }
 
 /// Counter values summed over all CPUs.

@@ -54,6 +54,7 @@ mod test_shim;
 mod alloc_tests;
 mod api_tests;
 mod back_tests;
+mod cpu_partial_tests;
 mod debug_tests;
 mod debugfs_tests;
 mod gfp_tests;

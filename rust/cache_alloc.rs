@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The allocation paths of a cache: the lock-free fast path, the slow path that refills
+//! the CPU's active slab (from the slab's shared list, the partial lists, or a new slab),
+//! new slabs from the page allocator, and bulk allocation. The design is described once,
+//! in the crate documentation (`rust/rslub.rs`).
+
+use super::{commit, CacheCore, CpuSlab, NO_NODE, NO_SLAB};
+use crate::{
+    arch,
+    gfp::Gfp,
+    inject::{inject, Point},
+    layout,
+    mm::SlabPages,
+    shim::{self, IrqDisabled},
+    slab::{FreePtr, Geometry, Slab},
+    stats::Stat,
+};
+#[cfg(rslub_inject)]
+use core::ptr::NonNull;
+use core::{mem::offset_of, ptr};
+use kernel::{error::code::ENOMEM, prelude::*};
+
+impl CacheCore {
+    /// Allocates an object, on the local node if it can (`kmem_cache_alloc`). The
+    /// `Result` forms are the suites'; the C API takes [`CacheCore::alloc_ptr`].
+    #[cfg(rslub_inject)]
+    #[inline]
+    pub(crate) fn alloc(&self, gfp: Gfp) -> Result<NonNull<u8>> {
+        self.alloc_node(gfp, NO_NODE)
+    }
+
+    /// Allocates an object from node `node` (`NO_NODE`: any, the local one preferred). A
+    /// node that is online but has no memory gives an object of the nearest node that
+    /// has; a node that is not online is `EINVAL`.
+    #[cfg(rslub_inject)]
+    #[inline]
+    pub(crate) fn alloc_node(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
+        NonNull::new(self.alloc_ptr(gfp, node)).ok_or_else(|| alloc_error(node))
+    }
+
+    /// [`CacheCore::alloc_node`] as the C API returns it: null on failure.
+    ///
+    /// Fast path: take the head of this CPU's free list with one `cmpxchg16b` on
+    /// (freelist, tid), without a lock, an atomic bus operation or interrupts off. The
+    /// slow path and the zeroing path are tail calls.
+    #[inline(always)]
+    pub(crate) fn alloc_ptr(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        // One `or` and one test on the fast path.
+        let gfp = gfp.with(self.init_on_alloc);
+        if gfp.has(Gfp::ZERO) {
+            return self.alloc_zeroed(gfp, node);
+        }
+        self.alloc_object(gfp, node)
+    }
+
+    /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO` (or `init_on_alloc`).
+    #[inline(never)]
+    #[cold]
+    pub(super) fn alloc_zeroed(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        let object = self.alloc_object(gfp, node);
+        if !object.is_null() {
+            self.zero(object);
+        }
+        object
+    }
+
+    /// The allocation fast path, and the way into the slow path; null on failure.
+    #[inline(always)]
+    pub(super) fn alloc_object(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        const FREELIST: usize = offset_of!(CpuSlab, freelist);
+        const TID: usize = offset_of!(CpuSlab, tid);
+        const NODE: usize = offset_of!(CpuSlab, node);
+        let pcpu = self.pcpu();
+        loop {
+            // One CPU's copy, read through one pointer: the task may migrate at any point
+            // below, but every value comes from the CPU whose `tid` the commit checks. The
+            // commit runs on the CPU the task is on then; `tid` carries the CPU number,
+            // so on any other CPU it fails, and on that CPU any change since the `tid`
+            // was read (an interrupt, another task) has advanced it.
+            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
+            // `tid` first: `read_once` keeps the loads in program order, and x86 does not
+            // reorder loads with loads.
+            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
+            let tid = unsafe { arch::read_once::<TID>(c) };
+            // SAFETY: As above.
+            let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
+            inject!(self, Point::AllocHeadRead);
+            if object.is_null()
+                // SAFETY: As above.
+                || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
+            {
+                return self.alloc_slow(gfp, node);
+            }
+            inject!(self, Point::AllocNodeRead);
+            // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
+            // direct-map memory of a slab, or of pages since given back; the direct map
+            // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
+            // value read from a reused object is discarded by the failing `cmpxchg16b`.
+            let next = unsafe { self.fp.get(object) };
+            // A free pointer must stay in its slab: anything else (or the end of the list)
+            // is sorted out with interrupts off, where no reuse can race.
+            if !FreePtr::same_slab(object, next, self.slab_mask) {
+                return self.alloc_unusual(gfp, node);
+            }
+            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+            if unsafe { commit(pcpu, object, tid, next) } {
+                // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
+                unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
+                return object;
+            }
+        }
+    }
+
+    /// Zeroes the object at `object` (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`).
+    pub(super) fn zero(&self, object: *mut u8) {
+        // SAFETY: `object` is an object of this cache owned by the caller, `object_size`
+        // bytes long.
+        unsafe { ptr::write_bytes(object, 0, self.layout.object_size as usize) };
+    }
+
+    /// The allocation slow path (`___slab_alloc`), with interrupts off on this CPU except
+    /// while a new slab comes from the page allocator. Returns null on failure (a node
+    /// that is not online, or no memory): a plain pointer keeps the fast path's caller
+    /// free of a stack slot for the result.
+    ///
+    /// For an explicit node, as SLUB: a node without memory is no constraint; otherwise
+    /// that node's partial slabs, then a new slab of that node only, without sleeping
+    /// (`Gfp::for_this_node_only`); if that fails, partial slabs of the other nodes, then
+    /// a new slab wherever the page allocator finds one with the caller's flags.
+    #[inline(never)]
+    pub(super) fn alloc_slow(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        if self.is_debug() {
+            return self.alloc_debug(gfp, node);
+        }
+        if node != NO_NODE && !shim::node_online(node) {
+            return ptr::null_mut();
+        }
+        let node = if node != NO_NODE && !shim::node_has_memory(node) {
+            NO_NODE
+        } else {
+            node
+        };
+        // First try the node asked for only; `__GFP_THISNODE` from the caller means only.
+        let mut this_node_first = node != NO_NODE && !gfp.has(Gfp::THISNODE);
+        let mut irq = IrqDisabled::new();
+        self.stat(Stat::AllocSlow);
+        loop {
+            // SAFETY: Interrupts are off, so this CPU's copy is ours until `irq` drops and
+            // the fast paths of tasks preempted on this CPU will fail their `cmpxchg16b`
+            // on the advanced `tid`.
+            let c = unsafe { &mut *self.cpu.this_cpu() };
+            let slab = c.slab;
+            if slab != NO_SLAB {
+                if node != NO_NODE && c.node != node as u64 {
+                    self.stat(Stat::NodeMismatch);
+                    self.flush(c);
+                    continue;
+                }
+                let mut object = c.freelist;
+                if object.is_null() {
+                    // SAFETY: `slab` is frozen by this CPU (invariant), hence live.
+                    object = unsafe { (*slab).take_freelist() };
+                    if object.is_null() {
+                        // The slab is full and `take_freelist` unfroze it: it is on no
+                        // list until a free makes it partial.
+                        c.slab = NO_SLAB;
+                        c.advance();
+                        continue;
+                    }
+                    self.stat(Stat::RefillFromSlab);
+                }
+                return self.load_object(c, object);
+            }
+            if let Some((slab, object)) = self.get_cpu_partial(c, node) {
+                self.install(c, slab, object);
+                return self.load_object(c, object);
+            }
+            let only_node = node != NO_NODE && (this_node_first || gfp.has(Gfp::THISNODE));
+            if let Some((slab, object)) = self.get_partial(c, node, only_node, &irq) {
+                self.install(c, slab, object);
+                return self.load_object(c, object);
+            }
+            // A new slab; the page allocator may sleep, so interrupts go back on, and
+            // the task may come back on another CPU.
+            drop(irq);
+            let flags = if this_node_first {
+                gfp.for_this_node_only()
+            } else {
+                gfp
+            };
+            let new = self.new_slab(flags, node);
+            irq = IrqDisabled::new();
+            let Ok((slab, object)) = new else {
+                if this_node_first {
+                    // The node cannot give a slab now: other nodes' partial slabs next.
+                    this_node_first = false;
+                    continue;
+                }
+                self.stat(Stat::AllocFailed);
+                return ptr::null_mut();
+            };
+            // SAFETY: As above, for the CPU we are on now.
+            let c = unsafe { &mut *self.cpu.this_cpu() };
+            if c.slab != NO_SLAB {
+                self.flush(c);
+            }
+            self.install(c, slab, object);
+            return self.load_object(c, object);
+        }
+    }
+
+    /// Makes `slab` (frozen by the caller, its free list starting at `object`) this CPU's
+    /// active slab.
+    pub(super) fn install(&self, c: &mut CpuSlab, slab: *mut Slab, object: *mut u8) {
+        // INVARIANT: `slab` is frozen for this CPU; its free list is the CPU's (set by
+        // `load_object` right after); `tid` advances.
+        c.slab = slab;
+        // SAFETY: `slab` is live (frozen by the caller).
+        c.node = u64::from(unsafe { (*slab).node });
+        c.freelist = object;
+        c.advance();
+    }
+
+    /// Hands out `object`, the head of this CPU's free list, keeping the rest.
+    pub(super) fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> *mut u8 {
+        // SAFETY: `object` is a free object of this cache owned by this CPU (the head of
+        // its list, which the caller holds with interrupts off).
+        c.freelist = unsafe { self.checked_next(object) };
+        c.advance();
+        object
+    }
+
+    /// The free pointer of `object`, a free object this CPU owns (its private list, with
+    /// interrupts off, or the caller's own list): no reuse can race, so a pointer out of
+    /// the slab is corruption. It is reported and the list cut there: the objects after
+    /// it are never handed out (nor freed: their slab keeps them counted in use).
+    ///
+    /// # Safety
+    ///
+    /// `object` must be a free object of this cache that the caller owns.
+    pub(super) unsafe fn checked_next(&self, object: *mut u8) -> *mut u8 {
+        // SAFETY: `object` is a free object of this cache owned by the caller.
+        let next = unsafe { self.fp.get(object) };
+        if next.is_null() || FreePtr::same_slab(object, next, self.slab_mask) {
+            return next;
+        }
+        self.freelist_corrupted(object, next);
+        // SAFETY: As above.
+        unsafe { self.fp.set(object, ptr::null_mut()) };
+        ptr::null_mut()
+    }
+
+    /// Reports a free pointer found out of its slab (once per cache; each is counted).
+    #[cold]
+    pub(super) fn freelist_corrupted(&self, object: *mut u8, next: *mut u8) {
+        if self.stats().get(Stat::FreelistCorrupt) == 0 {
+            pr_err!(
+                "cache {}: free pointer of free object {:p} overwritten (decodes to {:p}, outside its slab); its free list is cut there\n",
+                self.name(),
+                object,
+                next
+            );
+        }
+        self.stat(Stat::FreelistCorrupt);
+    }
+
+    /// The fast path's free pointer check failed: the end of the CPU's list, a reuse
+    /// racing with the fast path, or corruption. With interrupts off the head and its
+    /// free pointer are this CPU's alone: hands the head out, and leaves the CPU's list
+    /// with what [`Self::checked_next`] says follows it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn alloc_unusual(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        {
+            let _irq = IrqDisabled::new();
+            // SAFETY: Interrupts are off: this CPU's copy is ours.
+            let c = unsafe { &mut *self.cpu.this_cpu() };
+            let object = c.freelist;
+            if !object.is_null() && (node == NO_NODE || c.node == node as u64) {
+                self.stat(Stat::AllocFast);
+                return self.load_object(c, object);
+            }
+        }
+        self.alloc_slow(gfp, node)
+    }
+
+    /// Allocates and formats a new slab, frozen, for the calling CPU, with the flags of
+    /// [`crate::gfp`]: the preferred order may fail quietly (then the smallest order that
+    /// holds one object, with `gfp` as given), the metadata takes the reclaim bits of
+    /// `gfp`. Interrupts must be on if `gfp` may sleep.
+    pub(super) fn new_slab(&self, gfp: Gfp, node: i32) -> Result<(*mut Slab, *mut u8)> {
+        let l = &self.layout;
+        let gfp = gfp.for_pages();
+        let min_order = layout::get_order(u64::from(l.size));
+        let (pages, order) = if l.order > min_order {
+            match self.alloc_pages(gfp.for_preferred_order(), node, l.order) {
+                Some(p) => (p, l.order),
+                None => {
+                    self.stat(Stat::OrderFallback);
+                    let p = self.alloc_pages(gfp, node, min_order).ok_or(ENOMEM)?;
+                    (p, min_order)
+                }
+            }
+        } else {
+            (self.alloc_pages(gfp, node, l.order).ok_or(ENOMEM)?, l.order)
+        };
+        let g = Geometry {
+            size: l.size,
+            fp: self.fp,
+            objects: layout::order_objects(order, l.stride()),
+        };
+        let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
+        let meta = gfp.for_metadata();
+        if inject!(self, Point::MetaAlloc { gfp: meta.raw() }) {
+            return Err(ENOMEM);
+        }
+        let slab = slab.publish(meta)?;
+        // SAFETY: Just published, live.
+        let s = unsafe { slab.as_ref() };
+        self.node(s.node).slab_added(s.objects);
+        self.stat(Stat::NewSlab);
+        Ok((slab.as_ptr(), object))
+    }
+
+    /// `2^order` pages on `node` with exactly `gfp`.
+    pub(super) fn alloc_pages(&self, gfp: Gfp, node: i32, order: u32) -> Option<SlabPages> {
+        if inject!(
+            self,
+            Point::PageAlloc {
+                gfp: gfp.raw(),
+                order,
+                node
+            }
+        ) {
+            return None;
+        }
+        SlabPages::alloc(node, gfp, order)
+    }
+
+    /// Fills `out` with objects; on failure frees what it took and returns the error,
+    /// leaving `out` all null.
+    pub(crate) fn alloc_bulk(&self, gfp: Gfp, out: &mut [*mut u8]) -> Result {
+        let mut i = 0;
+        while i < out.len() {
+            {
+                let _irq = IrqDisabled::new();
+                // SAFETY: Interrupts are off: this CPU's copy is ours.
+                let c = unsafe { &mut *self.cpu.this_cpu() };
+                let mut taken = 0u64;
+                while i < out.len() && !c.freelist.is_null() {
+                    let object = c.freelist;
+                    // SAFETY: `object` is on this CPU's private free list.
+                    c.freelist = unsafe { self.checked_next(object) };
+                    out[i] = object;
+                    i += 1;
+                    taken += 1;
+                }
+                c.advance();
+                // SAFETY: Per-cpu counter of this cache.
+                unsafe {
+                    arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::AllocFast), taken)
+                };
+            }
+            if i < out.len() {
+                let object = self.alloc_slow(gfp, NO_NODE);
+                if object.is_null() {
+                    // SAFETY: `out[..i]` were just allocated from this cache.
+                    unsafe { self.free_bulk(&out[..i]) };
+                    out[..i].fill(ptr::null_mut());
+                    return Err(ENOMEM);
+                }
+                out[i] = object;
+                i += 1;
+            }
+        }
+        if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
+            for &object in out.iter() {
+                self.zero(object);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why an allocation from `node` failed: `EINVAL` for a node that is not online, else
+/// `ENOMEM`.
+#[cfg(rslub_inject)]
+#[cold]
+fn alloc_error(node: i32) -> Error {
+    if node == NO_NODE || shim::node_online(node) {
+        ENOMEM
+    } else {
+        EINVAL
+    }
+}

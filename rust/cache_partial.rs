@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Partial slabs across CPUs and nodes: each CPU's partial list (`put_cpu_partial`,
+//! `unfreeze_partials`), taking a partial slab for a CPU (its own list's, its node's, then
+//! other nodes', nearest first: `get_any_partial`), and giving a CPU's active slab back
+//! to its node (`deactivate`), or an empty slab to the page allocator.
+//!
+//! A CPU's partial list (classic SLUB's `CONFIG_SLUB_CPU_PARTIAL`) holds slabs that a
+//! free on that CPU made partial (they were full, on no list), and slabs a refill from
+//! the node took in one go. They are not frozen and on no node list; a free into one of
+//! them only pushes onto its shared list (a free that empties one leaves it where it
+//! is). The CPU takes its next active slab from this list before the node's, without
+//! the node lock, and gives the list back to the nodes when it would hold more than
+//! `cpu_partial` objects' worth of slabs, when it flushes (shrink, destroy) and when it
+//! goes offline.
+
+use super::{CacheCore, CpuSlab, RemoteWalk, NO_NODE, NO_SLAB, RATIO_SCALE};
+use crate::{
+    arch,
+    inject::{inject, Point},
+    shim::{self, IrqDisabled},
+    slab::Slab,
+    stats::Stat,
+};
+use core::{ptr, ptr::NonNull};
+
+impl CacheCore {
+    /// Gives this CPU's active slab back to its node (`deactivate_slab`). Interrupts are
+    /// off, or the cache is being destroyed and no CPU uses it.
+    pub(super) fn flush(&self, c: &mut CpuSlab) {
+        let (slab, freelist) = (c.slab, c.freelist);
+        c.slab = NO_SLAB;
+        c.freelist = ptr::null_mut();
+        c.advance();
+        self.stat(Stat::CpuSlabFlush);
+        // SAFETY: `slab` was this CPU's active slab, frozen by it, and `freelist` its
+        // private free list.
+        unsafe { self.deactivate(slab, freelist) };
+    }
+
+    /// Unfreezes `slab`, splicing the private free list `freelist` back, and puts the slab
+    /// where it belongs: partial list, page allocator (empty, enough partials), or nowhere
+    /// (full).
+    ///
+    /// # Safety
+    ///
+    /// `slab` must be frozen by the caller, who owns the private free list `freelist` of
+    /// it and gives both up.
+    pub(super) unsafe fn deactivate(&self, slab: *mut Slab, freelist: *mut u8) {
+        // SAFETY: The caller holds the slab frozen, so it is live.
+        let s = unsafe { &*slab };
+        // Stage one: count the private free objects and find the last.
+        let (mut count, mut tail, mut p) = (0u32, ptr::null_mut::<u8>(), freelist);
+        while !p.is_null() {
+            count += 1;
+            tail = p;
+            // SAFETY: `p` is on the caller's private free list.
+            p = unsafe { self.checked_next(p) };
+        }
+        // Stage two: unfreeze, putting the private objects in front of the shared ones.
+        // SAFETY: `freelist`..`tail` are the caller's private objects of `slab`.
+        let (_, new) = unsafe { s.splice(self.fp, freelist, tail, count, Some(false)) };
+        // Stage three: place the slab.
+        let node = self.node(s.node);
+        if new.inuse() == 0 && node.nr_partial() >= self.min_partial() {
+            // Empty and the node has enough partial slabs. Not on any list (it was
+            // frozen), and with nothing allocated from it no free can race.
+            // SAFETY: `slab` is on no list and no CPU holds it.
+            unsafe { self.discard(slab) };
+        } else if !new.freelist.is_null() {
+            let irq = IrqDisabled::new();
+            let mut g = self.lock_node(node, &irq);
+            // SAFETY: `slab` is a live slab of this node; a free that raced with stage two
+            // saw it unfrozen but off the list and left it to us, so it is on no list.
+            unsafe { g.list().add(slab, true) };
+        }
+    }
+
+    /// Puts `slab` on this CPU's partial list (`put_cpu_partial`), giving the list back to
+    /// the nodes first if it holds `cpu_partial`'s worth already. The caller's update made
+    /// `slab` partial (it was full, not frozen, on no list).
+    pub(super) fn put_cpu_partial(&self, slab: *mut Slab, _irq: &IrqDisabled) {
+        // SAFETY: Interrupts are off: this CPU's copy is ours.
+        let c = unsafe { &mut *self.cpu.this_cpu() };
+        if c.partial_slabs >= self.cpu_partial_slabs() {
+            self.unfreeze_partials(c);
+            self.stat(Stat::CpuPartialDrain);
+        }
+        // INVARIANT: `slab` is not frozen and on no list, and goes on this CPU's list.
+        // SAFETY: `slab` is live (it has objects in use) and on no list: its link is ours.
+        unsafe { *(*slab).cpu_next() = c.partial };
+        c.partial = slab;
+        c.partial_slabs += 1;
+        self.stat(Stat::CpuPartialFree);
+    }
+
+    /// Takes the first slab of this CPU's partial list if it is on `node` (any for
+    /// `NO_NODE`), frozen, with its free list. Interrupts are off.
+    pub(super) fn get_cpu_partial(
+        &self,
+        c: &mut CpuSlab,
+        node: i32,
+    ) -> Option<(*mut Slab, *mut u8)> {
+        let slab = c.partial;
+        if slab.is_null() {
+            return None;
+        }
+        // SAFETY: On this CPU's list (invariant), so live.
+        let s = unsafe { &*slab };
+        if node != NO_NODE && s.node != node.unsigned_abs() {
+            return None;
+        }
+        // INVARIANT: the first slab leaves the list and the count.
+        // SAFETY: This CPU's list, interrupts off.
+        c.partial = core::mem::replace(unsafe { s.cpu_next() }, ptr::null_mut());
+        c.partial_slabs -= 1;
+        // Not frozen, with free objects (only frees touched it since it was put there):
+        // `take_freelist` freezes it for this CPU and hands them over.
+        let object = s.take_freelist();
+        if object.is_null() {
+            // Cannot happen (objects are only added while it is here); it is full, so
+            // on no list, as a full slab must be.
+            return None;
+        }
+        self.stat(Stat::CpuPartialAlloc);
+        Some((slab, object))
+    }
+
+    /// Gives every slab of this CPU's partial list back to its node (`__put_partials`):
+    /// to the node's partial list or, empty when the node keeps `min_partial` partial
+    /// slabs already, to the page allocator. Interrupts are off, or the caller owns the
+    /// list (a dead CPU's, destruction).
+    pub(super) fn unfreeze_partials(&self, c: &mut CpuSlab) {
+        let mut p = core::mem::replace(&mut c.partial, ptr::null_mut());
+        c.partial_slabs = 0;
+        let irq = IrqDisabled::new();
+        while !p.is_null() {
+            // SAFETY: `p` was on the list we took (invariant): live, its link ours.
+            let s = unsafe { &*p };
+            // SAFETY: As above.
+            let next = core::mem::replace(unsafe { s.cpu_next() }, ptr::null_mut());
+            let mut g = self.lock_node(self.node(s.node), &irq);
+            // A free cannot empty the slab without this lock (it goes to the locked path,
+            // which leaves a slab on no list alone), so `inuse` 0 here stays 0.
+            if s.state().inuse() == 0 && g.list().len() >= self.min_partial() {
+                // SAFETY: Empty, not frozen, on no list: nothing refers to it. Pages may
+                // go back under the spinlock.
+                unsafe { self.discard(p) };
+            } else {
+                // SAFETY: A live slab of this node on no list; lock held.
+                unsafe { g.list().add(p, false) };
+            }
+            drop(g);
+            p = next;
+        }
+    }
+
+    /// Finds a partial slab: on `node` (or the local node for `NO_NODE`), then, unless
+    /// `only_node`, on the other nodes. Returns the slab frozen and its free list.
+    pub(super) fn get_partial(
+        &self,
+        c: &mut CpuSlab,
+        node: i32,
+        only_node: bool,
+        irq: &IrqDisabled,
+    ) -> Option<(*mut Slab, *mut u8)> {
+        self.stat(Stat::GetPartial);
+        let local = if node == NO_NODE {
+            shim::numa_mem_id()
+        } else {
+            node
+        };
+        if !shim::node_online(local) {
+            return None;
+        }
+        self.stat(Stat::NodesTried);
+        if let Some(r) = self.get_partial_node(c, local.unsigned_abs(), irq) {
+            self.stat(Stat::RefillNodePartial);
+            return Some(r);
+        }
+        if only_node {
+            return None;
+        }
+        self.get_any_partial(c, local.unsigned_abs(), irq)
+    }
+
+    /// Takes the first partial slab of node `nid`, frozen, with its free list, and, with
+    /// the same lock, more for this CPU's partial list until it holds half its limit
+    /// (`get_partial_node`).
+    pub(super) fn get_partial_node(
+        &self,
+        c: &mut CpuSlab,
+        nid: u32,
+        irq: &IrqDisabled,
+    ) -> Option<(*mut Slab, *mut u8)> {
+        let node = self.node(nid);
+        if node.nr_partial() == 0 {
+            return None;
+        }
+        let mut g = self.lock_node(node, irq);
+        let slab = g.list().first()?;
+        // SAFETY: `slab` is on this node's list and the lock is held.
+        unsafe { g.list().remove(slab) };
+        // SAFETY: A slab on a partial list is live. Not frozen and with free objects, all
+        // of which are on its shared list: `take_freelist` returns them and freezes it.
+        let object = unsafe { (*slab).take_freelist() };
+        debug_assert!(!object.is_null());
+        let keep = self.cpu_partial_slabs() / 2;
+        while c.partial_slabs < keep {
+            let Some(more) = g.list().first() else {
+                break;
+            };
+            // INVARIANT: off the node list, not frozen, with free objects: onto this
+            // CPU's list.
+            // SAFETY: On this node's list, lock held; then on no list, its link ours.
+            unsafe {
+                g.list().remove(more);
+                *(*more).cpu_next() = c.partial;
+            }
+            c.partial = more;
+            c.partial_slabs += 1;
+            self.stat(Stat::CpuPartialNode);
+        }
+        Some((slab, object))
+    }
+
+    /// Looks for a partial slab on the other nodes, nearest first, each node once
+    /// (`get_any_partial`; seed thread 003). Skipped when the machine has one node, and,
+    /// as in SLUB, on a share of calls set by `remote_node_defrag_ratio`; a node is only
+    /// locked when it has more than `min_partial` partial slabs. With
+    /// [`RemoteWalk::Zonelist`] it walks as SLUB did before the fix, for comparison.
+    pub(super) fn get_any_partial(
+        &self,
+        c: &mut CpuSlab,
+        local: u32,
+        irq: &IrqDisabled,
+    ) -> Option<(*mut Slab, *mut u8)> {
+        let walk = self.remote_walk();
+        if walk == RemoteWalk::NodesOnce && !self.multi_node {
+            return None;
+        }
+        let ratio = self.remote_node_defrag_ratio();
+        if ratio == 0 || (arch::cycles() % u64::from(RATIO_SCALE)) as u32 > ratio {
+            self.stat(Stat::RemoteWalkSkipped);
+            return None;
+        }
+        self.stat(Stat::RemoteWalk);
+        let min_partial = self.min_partial();
+        let order = match walk {
+            RemoteWalk::NodesOnce => &self.near,
+            RemoteWalk::Zonelist => &self.zonelist,
+        };
+        for &nid in order.get(local as usize)?.iter() {
+            inject!(self, Point::RemoteNode(u32::from(nid)));
+            self.stat(Stat::RemoteNodesTried);
+            self.stat(Stat::NodesTried);
+            if self.node(u32::from(nid)).nr_partial() > min_partial {
+                if let Some(r) = self.get_partial_node(c, u32::from(nid), irq) {
+                    self.stat(Stat::RefillRemotePartial);
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+
+    /// Gives an empty slab back to the page allocator.
+    ///
+    /// # Safety
+    ///
+    /// `slab` must be empty, on no list and held by no CPU; nothing may use it afterwards.
+    pub(super) unsafe fn discard(&self, slab: *mut Slab) {
+        // SAFETY: The caller gives up the slab, which is live until here.
+        let (nid, objects) = unsafe { ((*slab).node, (*slab).objects) };
+        self.node(nid).slab_removed(objects);
+        self.stat(Stat::SlabFreed);
+        // SAFETY: The slab came from `Slab::publish` in `new_slab` (non-null), and the
+        // caller gives it up.
+        unsafe { Slab::free(NonNull::new_unchecked(slab)) };
+    }
+}

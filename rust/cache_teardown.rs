@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Flushing, shrinking and destruction: giving every CPU's active slab back (from a
+//! worker on each CPU, or for a CPU that went offline), empty slabs to the page allocator
+//! (`kmem_cache_shrink`, the shrinker), and counting what is left when a cache goes.
+
+use super::{CacheCore, CpuSlab, LiveObjects, NO_SLAB};
+use crate::{
+    arch,
+    inject::{inject, Point},
+    percpu::possible_cpus,
+    shim::{self, IrqDisabled},
+    stats::Stat,
+};
+use kernel::cpu::CpuId;
+
+impl CacheCore {
+    /// Gives a CPU's active slab and partial list back to the nodes. Interrupts are off
+    /// on that CPU, or the caller owns its copy.
+    fn flush_cpu(&self, c: &mut CpuSlab) {
+        if c.slab != NO_SLAB {
+            self.flush(c);
+        }
+        if !c.partial.is_null() {
+            self.unfreeze_partials(c);
+        }
+    }
+
+    /// Gives this CPU's active slab and partial list back, with interrupts off.
+    pub(super) fn flush_this_cpu(&self) {
+        let _irq = IrqDisabled::new();
+        // SAFETY: Interrupts are off: this CPU's copy is ours.
+        self.flush_cpu(unsafe { &mut *self.cpu.this_cpu() });
+    }
+
+    /// Gives `cpu`'s active slab and partial list back (CPU hotplug: `cpu` went offline).
+    ///
+    /// # Safety
+    ///
+    /// `cpu` must be dead: nothing runs on it, so nothing uses its per-CPU copy (no other
+    /// CPU ever writes another's).
+    pub(crate) unsafe fn flush_dead_cpu(&self, cpu: CpuId) {
+        // Node locks are taken with interrupts off.
+        let _irq = IrqDisabled::new();
+        // SAFETY: `cpu` is dead (caller): its copy is ours.
+        self.flush_cpu(unsafe { &mut *self.cpu.on(cpu) });
+    }
+
+    /// Gives every empty partial slab back to the page allocator. Returns the objects
+    /// still allocated: per node, its objects less the free ones of its partial slabs,
+    /// counted under the node lock, which every free that moves a slab between lists or
+    /// gives one back holds from its update to its end.
+    pub(super) fn discard_empty_partials(&self) -> u64 {
+        let mut live = 0u64;
+        for node in self.nodes.iter() {
+            let irq = IrqDisabled::new();
+            let mut g = self.lock_node(node, &irq);
+            let mut free_objects = 0i64;
+            let mut p = g.list().first();
+            while let Some(slab) = p {
+                // SAFETY: `slab` is on this list and the lock is held.
+                let (next, st, objects) =
+                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).objects) };
+                if st.inuse() == 0 {
+                    // SAFETY: On this list, lock held; then empty, off the lists, held by
+                    // no CPU (partial slabs are not frozen), and nothing allocated from it
+                    // can be freed. Freeing pages under a spinlock is allowed.
+                    unsafe {
+                        g.list().remove(slab);
+                        self.discard(slab);
+                    }
+                } else {
+                    free_objects += i64::from(objects - st.inuse());
+                }
+                p = (!next.is_null()).then_some(next);
+            }
+            live += (node.total_objects() - free_objects).max(0) as u64;
+        }
+        live
+    }
+
+    /// Walks the empty slabs of each node's partial list that lie beyond the node's
+    /// first `min_partial` partial slabs (the seed 000 cushion): with `free`, gives them
+    /// back, up to `max_pages` pages. Returns their pages.
+    pub(super) fn empty_beyond_min_partial(&self, free: bool, max_pages: u64) -> u64 {
+        let min_partial = self.min_partial();
+        let mut pages = 0u64;
+        for node in self.nodes.iter() {
+            if node.nr_partial() <= min_partial {
+                continue;
+            }
+            let irq = IrqDisabled::new();
+            let mut g = self.lock_node(node, &irq);
+            let mut p = g.list().first();
+            // Partial slabs left once the ones counted so far are gone.
+            let mut left = g.list().len();
+            while let Some(slab) = p {
+                if left <= min_partial || pages >= max_pages {
+                    break;
+                }
+                // SAFETY: `slab` is on this list and the lock is held.
+                let (next, st, n) =
+                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).nr_pages()) };
+                if st.inuse() == 0 {
+                    pages += n;
+                    left -= 1;
+                    if free {
+                        // SAFETY: As in `discard_empty_partials`.
+                        unsafe {
+                            g.list().remove(slab);
+                            self.discard(slab);
+                        }
+                    }
+                }
+                p = (!next.is_null()).then_some(next);
+            }
+        }
+        pages
+    }
+
+    /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
+    pub(crate) fn reclaimable_pages(&self) -> u64 {
+        self.empty_beyond_min_partial(false, u64::MAX)
+    }
+
+    /// The shrinker's work: gives back empty slabs beyond each node's `min_partial`
+    /// partial slabs, up to `max_pages` pages; returns the pages given back. Leaves the
+    /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
+    pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
+        let pages = self.empty_beyond_min_partial(true, max_pages);
+        // SAFETY: Per-cpu counter of this cache.
+        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
+        pages
+    }
+
+    /// Flushes every online CPU's active slab and gives every empty slab back
+    /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
+    /// while the cache is in use, and from memory reclaim; may sleep.
+    pub(crate) fn shrink(&self) {
+        shim::run_on_each_cpu(&|| self.flush_this_cpu());
+        self.discard_empty_partials();
+    }
+
+    /// Flushes every CPU's active slab, gives every empty slab back, and returns how many
+    /// objects are still allocated; their slabs stay. With none, nothing of the cache is
+    /// in use any more and it may be freed: a free racing with this call either finished
+    /// before the count or is counted (see [`CacheCore::free`]).
+    ///
+    /// # Safety
+    ///
+    /// No CPU may use the cache during or after the call, except to free objects still
+    /// allocated; CPU hotplug must not run concurrently.
+    pub(crate) unsafe fn shutdown(&self) -> LiveObjects {
+        shim::run_on_each_cpu(&|| self.flush_this_cpu());
+        for cpu in possible_cpus() {
+            // SAFETY: Online CPUs were flushed above and offline ones cannot run, and no
+            // CPU allocates from the cache any more (caller): the active slab is ours.
+            // An online CPU's partial list is not: a free racing with destruction may
+            // have put a slab there since its flush (then the count below finds that
+            // slab's objects in use, and the cache is kept).
+            let c = unsafe { &mut *self.cpu.on(cpu) };
+            if c.slab != NO_SLAB {
+                self.flush(c);
+            }
+            if !shim::cpu_online(cpu) && !c.partial.is_null() {
+                self.unfreeze_partials(c);
+            }
+        }
+        inject!(self, Point::ShutdownFlushed);
+        LiveObjects(self.discard_empty_partials())
+    }
+}
