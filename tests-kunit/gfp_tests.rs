@@ -286,6 +286,8 @@ mod tests {
         assert!(crate::shim::shrinker_registered());
         pin(0);
         let c = Cache::create(&args(c"rslub_test_shrinker", 512)).expect("cache");
+        // The node lists' rules: frees put slabs there, not on this CPU's list.
+        c.set_cpu_partial(0);
         let (per_slab, order) = (c.layout().objects as usize, c.layout().order);
         // Six slabs' worth; freed with a high `min_partial`, the five that are not the
         // CPU's stay on the partial list, empty.

@@ -138,6 +138,8 @@ mod tests {
             return;
         };
         let c = Cache::create(&args(c"rslub_test_min_partial_rule", 1024)).expect("cache");
+        // The node lists' rules: frees put slabs there, not on this CPU's list.
+        c.set_cpu_partial(0);
         let min_partial = c.min_partial() as usize;
         let per_slab = c.layout().objects as usize;
         // min_partial + 1 full slabs on the far node.

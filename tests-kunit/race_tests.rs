@@ -223,6 +223,8 @@ mod tests {
             return;
         }
         let c = Cache::create(&args(c"rslub_test_race_lock", 256)).expect("cache");
+        // The node lists' rules: frees put slabs there, not on this CPU's list.
+        c.set_cpu_partial(0);
         c.set_min_partial(0);
         let per_slab = c.layout().objects as usize;
         // Full slabs S1, S2, S3 on no list; CPU 0's active slab holds one more object.
