@@ -12,7 +12,7 @@ use kernel::prelude::*;
 mod tests {
     use crate::{
         cache::NO_NODE,
-        common::{alloc_n, args, free, free_all, pin, unpin},
+        common::{alloc_n, args, free, pin, unpin},
         registry::Cache,
         shim,
         stats::Stat,
@@ -34,6 +34,18 @@ mod tests {
 
     fn node() -> u32 {
         shim::numa_mem_id().unsigned_abs()
+    }
+
+    /// Frees every object of `objs` the test has not freed (`freed(i)` for the `i`th),
+    /// lets the task run anywhere again, and destroys the cache, which must hold nothing.
+    fn finish(c: Cache, objs: &[usize], freed: impl Fn(usize) -> bool) {
+        for (i, &p) in objs.iter().enumerate() {
+            if !freed(i) {
+                free(&c, p);
+            }
+        }
+        unpin();
+        assert!(c.destroy().is_ok());
     }
 
     #[test]
@@ -59,9 +71,7 @@ mod tests {
         assert_eq!(s.get(Stat::RefillNodePartial), 0);
         assert_eq!(s.get(Stat::NewSlab), 0);
         assert_eq!(s.get(Stat::NodeLock), 0);
-        free_all(&c, &objs);
-        unpin();
-        assert!(c.destroy().is_ok());
+        finish(c, &objs, |_| false);
     }
 
     #[test]
@@ -76,13 +86,7 @@ mod tests {
         assert_eq!(s.get(Stat::CpuPartialFree), 3);
         assert_eq!(s.get(Stat::CpuPartialDrain), 1);
         assert_eq!(c.node_counts(node()).2, 2);
-        for (i, &p) in objs.iter().enumerate() {
-            if i % per != 0 || i >= 3 * per {
-                free(&c, p);
-            }
-        }
-        unpin();
-        assert!(c.destroy().is_ok());
+        finish(c, &objs, |i| i % per == 0 && i < 3 * per);
     }
 
     #[test]
@@ -104,13 +108,7 @@ mod tests {
         assert_eq!(s.get(Stat::CpuPartialNode), 2);
         assert_eq!(c.node_counts(node()).2, 1);
         free(&c, x);
-        for (i, &p) in objs.iter().enumerate() {
-            if i % per != 0 || i >= 4 * per {
-                free(&c, p);
-            }
-        }
-        unpin();
-        assert!(c.destroy().is_ok());
+        finish(c, &objs, |i| i % per == 0 && i < 4 * per);
     }
 
     #[test]
@@ -123,13 +121,7 @@ mod tests {
         // Both partial slabs are on the node list now, the exhausted active slab on none.
         assert_eq!(c.node_counts(node()).2, 2);
         assert_eq!(c.validate().expect("memory").errors, 0);
-        for (i, &p) in objs.iter().enumerate() {
-            if i != 0 && i != per {
-                free(&c, p);
-            }
-        }
-        unpin();
-        assert!(c.destroy().is_ok());
+        finish(c, &objs, |i| i == 0 || i == per);
     }
 
     #[test]
@@ -143,13 +135,7 @@ mod tests {
         assert_eq!(s.get(Stat::CpuPartialFree), 0);
         assert_eq!(s.get(Stat::FreeLocked), 2);
         assert_eq!(c.node_counts(node()).2, 2);
-        for (i, &p) in objs.iter().enumerate() {
-            if i != 0 && i != per {
-                free(&c, p);
-            }
-        }
-        unpin();
-        assert!(c.destroy().is_ok());
+        finish(c, &objs, |i| i == 0 || i == per);
     }
 
     #[test]
