@@ -142,6 +142,16 @@ mod tests {
             assert_eq!(write("remote_walk", bad), Err(EINVAL));
             assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
         }
+        // cpu_partial: 0..=32767.
+        for (v, want) in [("0", 0u32), ("32767", 32767), ("30\n", 30)] {
+            assert_eq!(write("cpu_partial", v), Ok(v.len()));
+            assert_eq!(c.cpu_partial(), want);
+        }
+        for bad in ["32768", "-1", "many"] {
+            assert_eq!(write("cpu_partial", bad), Err(EINVAL));
+            assert_eq!(c.cpu_partial(), 30);
+        }
+        assert_eq!(text(&read("cpu_partial")).trim(), "30");
         // The read-only files refuse writes.
         for ro in ["stats", "layout", "nodes"] {
             assert!(write(ro, "1").is_err());
@@ -155,10 +165,11 @@ mod tests {
     #[test]
     fn every_tunable_refuses_the_bad_input_catalogue() {
         let c = Cache::create(&args()).expect("cache");
-        let tunables: [(&str, &dyn Fn() -> u32); 3] = [
+        let tunables: [(&str, &dyn Fn() -> u32); 4] = [
             ("min_partial", &|| c.min_partial()),
             ("remote_node_defrag_ratio", &|| c.remote_node_defrag_ratio()),
             ("remote_walk", &|| c.remote_walk() as u32),
+            ("cpu_partial", &|| c.cpu_partial()),
         ];
         for (file, get) in tunables {
             let before = get();
