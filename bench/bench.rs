@@ -29,7 +29,7 @@ use crate::{
     params::{Params, RawParams},
     registry::Cache,
     shim::IrqDisabled,
-    stats::Stat,
+    stats::{Stat, Stats},
     test_shim::{now_ns, pin_current, Thread},
     topology::Topology,
 };
@@ -56,6 +56,46 @@ macro_rules! result {
     ($($arg:tt)*) => {
         pr_info!("RESULT {{{}}}\n", fmt!($($arg)*))
     };
+}
+
+/// What rslub's counters did during one measurement, for the report's "why" table:
+/// slow paths, node locks, new slabs and the per-CPU partial lists' four counters.
+struct Why(Stats);
+
+impl kernel::fmt::Display for Why {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        let s = &self.0;
+        write!(f, "{{")?;
+        let mut first = true;
+        for st in [
+            Stat::AllocFast,
+            Stat::AllocSlow,
+            Stat::FreeFast,
+            Stat::FreeSlow,
+            Stat::FreeLocked,
+            Stat::NodeLock,
+            Stat::NewSlab,
+            Stat::SlabFreed,
+            Stat::CpuPartialAlloc,
+            Stat::CpuPartialFree,
+            Stat::CpuPartialNode,
+            Stat::CpuPartialDrain,
+        ] {
+            if !first {
+                write!(f, ",")?;
+            }
+            first = false;
+            write!(f, "\"{}\":{}", st.name(), s.get(st))?;
+        }
+        write!(f, "}}")
+    }
+}
+
+/// Runs `f` (a measurement of `r`), returning its result and rslub's counters over it.
+fn why<T>(r: &Rslub, f: impl FnOnce() -> T) -> (T, Why) {
+    let before = r.core().stats();
+    let v = f();
+    (v, Why(r.core().stats().since(&before)))
 }
 
 /// A count in hundredths, printed with two decimals.
@@ -345,55 +385,66 @@ pub(crate) fn side_by_side() -> Result {
         let n = (4 * per_slab).clamp(128, 2048);
         let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), n, GFP_KERNEL)?;
         on_cpu(0, || {
-            for (name, rv, kv, fv) in [
-                ("pair", pair(&r, 2000), pair(&k, 2000), pair(&floor, 2000)),
-                (
-                    "batch",
-                    batch(&r, &mut v),
-                    batch(&k, &mut v),
-                    batch(&floor, &mut v),
-                ),
+            let (pr, pw) = why(&r, || pair(&r, 2000));
+            let (br, bw) = why(&r, || batch(&r, &mut v));
+            let (b16r, b16w) = why(&r, || bulk(&r, &mut v[..16], 100));
+            let (b128r, b128w) = why(&r, || bulk(&r, &mut v[..128], 10));
+            let (nr, nw) = why(&r, || pair_node(&r, 0, 2000));
+            for (name, rv, rw, kv, fv) in [
+                ("pair", pr, pw, pair(&k, 2000), pair(&floor, 2000)),
+                ("batch", br, bw, batch(&k, &mut v), batch(&floor, &mut v)),
                 (
                     "bulk16",
-                    bulk(&r, &mut v[..16], 100),
+                    b16r,
+                    b16w,
                     bulk(&k, &mut v[..16], 100),
                     bulk(&floor, &mut v[..16], 100),
                 ),
                 (
                     "bulk128",
-                    bulk(&r, &mut v[..128], 10),
+                    b128r,
+                    b128w,
                     bulk(&k, &mut v[..128], 10),
                     bulk(&floor, &mut v[..128], 10),
                 ),
                 (
                     "node_local",
-                    pair_node(&r, 0, 2000),
+                    nr,
+                    nw,
                     pair_node(&k, 0, 2000),
                     pair_node(&floor, 0, 2000),
                 ),
             ] {
                 result!(
-                    "\"exp\":\"{name}\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"floor\":{fv}"
+                    "\"exp\":\"{name}\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"floor\":{fv},\"why\":{rw}"
                 );
             }
             if let Some(node) = remote {
-                let (rv, kv) = (pair_node(&r, node, 2000), pair_node(&k, node, 2000));
-                result!("\"exp\":\"node_remote\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv}");
+                let (rv, rw) = why(&r, || pair_node(&r, node, 2000));
+                let kv = pair_node(&k, node, 2000);
+                result!(
+                    "\"exp\":\"node_remote\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"why\":{rw}"
+                );
             }
         });
         if topo.present_cpus > 1 {
-            let (ra, rf) = producer_consumer(&r, &mut v);
+            let ((ra, rf), rw) = why(&r, || producer_consumer(&r, &mut v));
             let (ka, kf) = producer_consumer(&k, &mut v);
-            result!("\"exp\":\"xcpu_alloc\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka}");
-            result!("\"exp\":\"xcpu_free\",\"size\":{size},\"rslub\":{rf},\"kernel\":{kf}");
+            result!(
+                "\"exp\":\"xcpu_alloc\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"why\":{rw}"
+            );
+            result!(
+                "\"exp\":\"xcpu_free\",\"size\":{size},\"rslub\":{rf},\"kernel\":{kf},\"why\":{rw}"
+            );
         }
-        let (ra, ka, fa) = (
-            all_cpus(&r, 20000)?,
+        let ((ra, rw), ka, fa) = (
+            why(&r, || all_cpus(&r, 20000)),
             all_cpus(&k, 20000)?,
             all_cpus(&Nothing, 20000)?,
         );
+        let ra = ra?;
         result!(
-            "\"exp\":\"all_cpus\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"floor\":{fa}"
+            "\"exp\":\"all_cpus\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"floor\":{fa},\"why\":{rw}"
         );
         drop(k);
         r.destroy();
