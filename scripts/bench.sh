@@ -15,6 +15,19 @@ set -euo pipefail
 
 CPUS=${CPUS:-4}
 export CPUS
+# The figures are the default kernel's: the debug one (KASAN, lockdep) would measure its
+# checks, not the allocators.
+[ "${VARIANT:-default}" = default ] || log "bench: VARIANT=$VARIANT ignored, the default kernel is measured"
+VARIANT=default
+export VARIANT
+# Provenance, printed on the page: the commit measured, the kernel build (its folder name
+# ends in a hash of its configuration) and QEMU's version.
+commit=$(git -C "$RSLUB_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && ! git -C "$RSLUB_TOP" diff --quiet HEAD -- rust bench tests-kunit scripts include Kbuild 2>/dev/null; then
+	commit="$commit (with uncommitted changes)"
+fi
+kbuild=$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")
+qemu_version=$(qemu-system-x86_64 --version | head -1)
 out=$RSLUB_CACHE/bench-results
 rm -rf "$out"
 mkdir -p "$out"
@@ -44,6 +57,7 @@ done
 log "benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	--command "make bench CPUS=$CPUS" --out "$RSLUB_TOP/Documentation" \
+	--provenance "commit $commit, kernel build $kbuild, $qemu_version" \
 	--repeat "$out/repeat.jsonl" \
 	"$out/nodes2.jsonl" "$out/nodes4.jsonl" "$out/nodes1.jsonl" \
 	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl" \

@@ -161,6 +161,8 @@ def main():
     ap.add_argument("--cpus", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--repeat", help="a second boot of nodes2, compared figure by figure")
+    ap.add_argument("--provenance", default="",
+                    help="what was measured: commit, kernel build, QEMU version")
     ap.add_argument("--real", nargs="*", default=[],
                     help="the real-workload boots (scripts/bench_real_guest.sh)")
     ap.add_argument("inputs", nargs="+")
@@ -179,6 +181,9 @@ def main():
     os.makedirs(figdir, exist_ok=True)
     with open(os.path.join(figdir, "results.json"), "w") as f:
         json.dump(recs, f, indent=1)
+    if a.repeat:
+        with open(os.path.join(figdir, "repeat.json"), "w") as f:
+            json.dump(load([a.repeat]), f, indent=1)
     # The CSV has one column per rslub counter of a side-by-side row (why_<counter>).
     flat = [{**{k: v for k, v in r.items() if k != "why"},
              **{f"why_{k}": v for k, v in r.get("why", {}).items()}} for r in recs]
@@ -201,7 +206,10 @@ def main():
         f"Made by ``{a.command}`` on {datetime.date.today().isoformat()}: "
         f"{a.cpus} vCPUs, QEMU TCG with ``-icount shift=0,align=off,sleep=off``; "
         "the side-by-side tables and seeds 000 to 002 on 2 NUMA nodes, seed 003 on 4 and 1.\n"
-        "Raw figures: ``benchmarks/results.json`` and ``benchmarks/results.csv``.\n"
+        + (f"Measured: {a.provenance}.\n" if a.provenance else "")
+        + "Raw figures: ``benchmarks/results.json`` and ``benchmarks/results.csv``; the second\n"
+        "boot of the side-by-side tables, for the repeatability check below:\n"
+        "``benchmarks/repeat.json``.\n"
     )
     doc.append(METHOD)
     if rep:
