@@ -10,7 +10,7 @@ use crate::{
     inject::{inject, Point},
     mm,
     shim::IrqDisabled,
-    slab::{self, Slab, State},
+    slab::Slab,
     stats::Stat,
 };
 use core::{mem::offset_of, ptr, ptr::NonNull};
@@ -150,9 +150,17 @@ impl CacheCore {
             let old = s.state();
             let inuse = old.inuse() - count;
             if !old.frozen() && inuse != 0 && old.freelist.is_null() && self.cpu_partial() != 0 {
-                // Full to partial: onto this CPU's partial list, no node lock.
+                // Full to partial: onto this CPU's partial list, without the node lock
+                // (`put_cpu_partial`). This touches the cache after the update that frees
+                // the objects, which the other free paths avoid (see
+                // [`CacheCore::free`]); here it is safe: other objects of the slab are in
+                // use, and until this CPU puts it on its list the slab is on none, and
+                // destruction counts every object of such a slab as in use. Interrupts go
+                // off before the update, so no flush of this CPU runs in between.
+                let irq = IrqDisabled::new();
                 // SAFETY: As for this function.
-                if unsafe { self.free_to_cpu_partial(slab, head, tail, count) } {
+                if unsafe { s.try_splice(self.fp, old, head, tail, count, false) }.is_some() {
+                    self.put_cpu_partial(slab, &irq);
                     return;
                 }
                 continue;
@@ -161,63 +169,18 @@ impl CacheCore {
                 // SAFETY: As for this function.
                 return unsafe { self.free_chain_locked(slab, head, tail, count) };
             }
-            // SAFETY: The caller owns `tail`.
-            unsafe { self.fp.set(tail, old.freelist) };
-            let new = State {
-                freelist: head,
-                counters: slab::counters(inuse, old.frozen()),
-            };
             // Counted before the update, which is the last touch of the cache.
             if old.frozen() {
                 self.stat(Stat::FreeFrozen);
             }
-            if s.update(old, new) {
+            // SAFETY: As for this function.
+            if unsafe { s.try_splice(self.fp, old, head, tail, count, old.frozen()) }.is_some() {
                 return;
             }
             if old.frozen() {
                 self.stat_sub(Stat::FreeFrozen);
             }
         }
-    }
-
-    /// Frees the chain into `slab` if it is still full and not frozen, and puts the slab,
-    /// partial now, on this CPU's partial list (`put_cpu_partial`). Returns whether it
-    /// did; `false` if the slab changed meanwhile (the caller looks again).
-    ///
-    /// This touches the cache after the update that frees the objects, which the other
-    /// free paths avoid (see [`CacheCore::free`]): here it is safe. The slab was full, so
-    /// other objects of it are in use, or it is on no list until this CPU puts it on its
-    /// own; destruction counts every object of a slab on no list as in use, and flushes
-    /// this CPU only once interrupts are back on here, after the slab is on the list.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free_chain`].
-    unsafe fn free_to_cpu_partial(
-        &self,
-        slab: *mut Slab,
-        head: *mut u8,
-        tail: *mut u8,
-        count: u32,
-    ) -> bool {
-        let irq = IrqDisabled::new();
-        // SAFETY: The objects are live, so their slab is.
-        let s = unsafe { &*slab };
-        let old = s.state();
-        if old.frozen() || !old.freelist.is_null() || old.inuse() == count {
-            return false;
-        }
-        // SAFETY: The caller owns `tail`.
-        unsafe { self.fp.set(tail, old.freelist) };
-        let new = State {
-            freelist: head,
-            counters: slab::counters(old.inuse() - count, false),
-        };
-        if !s.update(old, new) {
-            return false;
-        }
-        self.put_cpu_partial(slab, &irq);
-        true
     }
 
     /// The part of the free slow path that may move the slab between lists. All of it

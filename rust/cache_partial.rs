@@ -87,7 +87,9 @@ impl CacheCore {
             self.stat(Stat::CpuPartialDrain);
         }
         // INVARIANT: `slab` is not frozen and on no list, and goes on this CPU's list.
-        // SAFETY: `slab` is live (it has objects in use) and on no list: its link is ours.
+        // SAFETY: `slab` is live and its link ours: not frozen and on no list, it can only
+        // be placed (or given back) by the caller, whose update made it so; a free that
+        // empties it meanwhile leaves it alone (`free_chain_locked`).
         unsafe { *(*slab).cpu_next() = c.partial };
         c.partial = slab;
         c.partial_slabs += 1;

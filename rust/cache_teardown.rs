@@ -46,28 +46,39 @@ impl CacheCore {
         self.flush_cpu(unsafe { &mut *self.cpu.on(cpu) });
     }
 
-    /// Gives every empty partial slab back to the page allocator. Returns the objects
-    /// still allocated: per node, its objects less the free ones of its partial slabs,
+    /// Walks each node's partial list under its lock: the empty slabs beyond the node's
+    /// first `keep` partial slabs, up to `max_pages` pages, are counted and, with `free`,
+    /// given back. Returns their pages, and (meaningful with `free`) the objects still
+    /// allocated: per node, its objects less the free ones of the partial slabs it keeps,
     /// counted under the node lock, which every free that moves a slab between lists or
     /// gives one back holds from its update to its end.
-    pub(super) fn discard_empty_partials(&self) -> u64 {
-        let mut live = 0u64;
+    fn sweep_empty(&self, keep: u32, max_pages: u64, free: bool) -> (u64, u64) {
+        let (mut pages, mut live) = (0u64, 0u64);
         for node in self.nodes.iter() {
             let irq = IrqDisabled::new();
             let mut g = self.lock_node(node, &irq);
             let mut free_objects = 0i64;
+            // Partial slabs left once the ones counted so far are gone.
+            let mut left = g.list().len();
             let mut p = g.list().first();
             while let Some(slab) = p {
                 // SAFETY: `slab` is on this list and the lock is held.
-                let (next, st, objects) =
-                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).objects) };
-                if st.inuse() == 0 {
-                    // SAFETY: On this list, lock held; then empty, off the lists, held by
-                    // no CPU (partial slabs are not frozen), and nothing allocated from it
-                    // can be freed. Freeing pages under a spinlock is allowed.
-                    unsafe {
-                        g.list().remove(slab);
-                        self.discard(slab);
+                let (next, st, objects, n) = unsafe {
+                    let s = &*slab;
+                    (s.links().next, s.state(), s.objects, s.nr_pages())
+                };
+                if st.inuse() == 0 && left > keep && pages < max_pages {
+                    pages += n;
+                    left -= 1;
+                    if free {
+                        // SAFETY: On this list, lock held; then empty, off the lists,
+                        // held by no CPU (partial slabs are not frozen), and nothing
+                        // allocated from it can be freed. Freeing pages under a spinlock
+                        // is allowed.
+                        unsafe {
+                            g.list().remove(slab);
+                            self.discard(slab);
+                        }
                     }
                 } else {
                     free_objects += i64::from(objects - st.inuse());
@@ -76,58 +87,25 @@ impl CacheCore {
             }
             live += (node.total_objects() - free_objects).max(0) as u64;
         }
-        live
+        (pages, live)
     }
 
-    /// Walks the empty slabs of each node's partial list that lie beyond the node's
-    /// first `min_partial` partial slabs (the seed 000 cushion): with `free`, gives them
-    /// back, up to `max_pages` pages. Returns their pages.
-    pub(super) fn empty_beyond_min_partial(&self, free: bool, max_pages: u64) -> u64 {
-        let min_partial = self.min_partial();
-        let mut pages = 0u64;
-        for node in self.nodes.iter() {
-            if node.nr_partial() <= min_partial {
-                continue;
-            }
-            let irq = IrqDisabled::new();
-            let mut g = self.lock_node(node, &irq);
-            let mut p = g.list().first();
-            // Partial slabs left once the ones counted so far are gone.
-            let mut left = g.list().len();
-            while let Some(slab) = p {
-                if left <= min_partial || pages >= max_pages {
-                    break;
-                }
-                // SAFETY: `slab` is on this list and the lock is held.
-                let (next, st, n) =
-                    unsafe { ((*slab).links().next, (*slab).state(), (*slab).nr_pages()) };
-                if st.inuse() == 0 {
-                    pages += n;
-                    left -= 1;
-                    if free {
-                        // SAFETY: As in `discard_empty_partials`.
-                        unsafe {
-                            g.list().remove(slab);
-                            self.discard(slab);
-                        }
-                    }
-                }
-                p = (!next.is_null()).then_some(next);
-            }
-        }
-        pages
+    /// Gives every empty partial slab back to the page allocator; returns the objects
+    /// still allocated (see [`CacheCore::sweep_empty`]).
+    pub(super) fn discard_empty_partials(&self) -> u64 {
+        self.sweep_empty(0, u64::MAX, true).1
     }
 
     /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
     pub(crate) fn reclaimable_pages(&self) -> u64 {
-        self.empty_beyond_min_partial(false, u64::MAX)
+        self.sweep_empty(self.min_partial(), u64::MAX, false).0
     }
 
     /// The shrinker's work: gives back empty slabs beyond each node's `min_partial`
     /// partial slabs, up to `max_pages` pages; returns the pages given back. Leaves the
     /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
     pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
-        let pages = self.empty_beyond_min_partial(true, max_pages);
+        let (pages, _) = self.sweep_empty(self.min_partial(), max_pages, true);
         // SAFETY: Per-cpu counter of this cache.
         unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
         pages

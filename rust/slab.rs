@@ -276,21 +276,42 @@ impl Slab {
     ) -> (State, State) {
         loop {
             let old = self.state();
-            let first = if tail.is_null() {
-                old.freelist
-            } else {
-                // SAFETY: `tail` is an object of this slab the caller owns.
-                unsafe { fp.set(tail, old.freelist) };
-                head
-            };
-            let new = State {
-                freelist: first,
-                counters: counters(old.inuse() - count, frozen.unwrap_or(old.frozen())),
-            };
-            if self.update(old, new) {
+            let frozen = frozen.unwrap_or(old.frozen());
+            // SAFETY: As the caller guarantees.
+            if let Some(new) = unsafe { self.try_splice(fp, old, head, tail, count, frozen) } {
                 return (old, new);
             }
         }
+    }
+
+    /// One try of [`Slab::splice`], against `old`, a state read before: the new state, or
+    /// `None` if the state is not `old` any more (nothing changed then, but the free
+    /// pointer of `tail`, which the caller still owns).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Slab::splice`].
+    pub(crate) unsafe fn try_splice(
+        &self,
+        fp: FreePtr,
+        old: State,
+        head: *mut u8,
+        tail: *mut u8,
+        count: u32,
+        frozen: bool,
+    ) -> Option<State> {
+        let first = if tail.is_null() {
+            old.freelist
+        } else {
+            // SAFETY: `tail` is an object of this slab the caller owns.
+            unsafe { fp.set(tail, old.freelist) };
+            head
+        };
+        let new = State {
+            freelist: first,
+            counters: counters(old.inuse() - count, frozen),
+        };
+        self.update(old, new).then_some(new)
     }
 
     /// The link of a per-CPU partial list.
