@@ -133,7 +133,7 @@ fn quiesce() {
 }
 
 /// [`quiet`] on `cpu`, once all CPUs are idle ([`quiesce`]).
-fn quiet_on(cpu: u32, f: impl FnOnce()) -> u64 {
+fn quiet_on(cpu: u32, f: impl FnOnce()) -> Result<u64> {
     on_cpu(cpu, || {
         quiesce();
         quiet(f)
@@ -162,13 +162,19 @@ fn measure(ops: u64, mut f: impl FnMut()) -> Centi {
     per_op(&mut times, ops)
 }
 
-/// Runs `f` pinned to `cpu`.
-fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> R {
-    let id = CpuId::from_u32(cpu).unwrap_or(CpuId::current());
-    let _ = pin_current(Some(id));
+/// Runs `f` pinned to `cpu`. A CPU that does not exist or cannot be pinned to ends the
+/// run with an error: measured elsewhere, the figure would be another experiment's.
+fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> Result<R> {
+    let pinned = CpuId::from_u32(cpu)
+        .ok_or(EINVAL)
+        .and_then(|id| pin_current(Some(id)));
+    if let Err(e) = pinned {
+        pr_err!("cannot run on CPU {cpu} ({e:?}): the run stops\n");
+        return Err(e);
+    }
     let r = f();
-    let _ = pin_current(None);
-    r
+    pin_current(None)?;
+    Ok(r)
 }
 
 /// A cache of `size` bytes through the C API, with `params` (or the module's).
@@ -248,7 +254,7 @@ fn pair_node<A: Allocator>(a: &A, node: i32, n: u64) -> Centi {
 
 /// Allocations on CPU 0, then frees of the same objects on CPU 1: (alloc, free) costs,
 /// each [`per_op`] of `CHUNKS` quiet runs after [`settle`] and one round to warm up.
-fn producer_consumer<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> (Centi, Centi) {
+fn producer_consumer<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> Result<(Centi, Centi)> {
     let n = v.len() as u64;
     let (mut ta, mut tf) = ([0u64; CHUNKS + 1], [0u64; CHUNKS + 1]);
     settle();
@@ -257,14 +263,14 @@ fn producer_consumer<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> (Centi, Cent
             for slot in v.iter_mut() {
                 *slot = a.alloc();
             }
-        });
+        })?;
         *tf = quiet_on(1, || {
             for &p in v.iter() {
                 a.free(p);
             }
-        });
+        })?;
     }
-    (per_op(&mut ta[1..], n), per_op(&mut tf[1..], n))
+    Ok((per_op(&mut ta[1..], n), per_op(&mut tf[1..], n)))
 }
 
 /// A per-CPU operation count, alone in its cache line.
@@ -363,13 +369,60 @@ fn all_cpus<A: Allocator + Sync>(a: &A, pairs: u64) -> Result<Centi> {
         spin(a, &counts[0].0, &stop, 1000, &mut mark);
         drop(threads);
         Ok(())
-    })?;
+    })??;
     let mut per_window = [0u64; WINDOWS];
     for (w, s) in per_window.iter_mut().zip(snaps.windows(2)) {
         *w = (s[1].0 - s[0].0) * 100 / (s[1].1 - s[0].1).max(1);
     }
     per_window.sort_unstable();
     Ok(Centi(per_window[WINDOWS / 2]))
+}
+
+/// The instructions of one allocation and of one free, call and return included: the
+/// median of `CHUNKS` quiet runs of one call, less the median of as many empty runs
+/// (under icount the clock's own reads cost the same every time, so the difference is
+/// exact). The object goes back where it came from, so both calls stay on the fast
+/// paths.
+fn one_call<A: Allocator>(a: &A) -> (Centi, Centi) {
+    let (mut te, mut ta, mut tf) = ([0u64; CHUNKS + 1], [0u64; CHUNKS + 1], [0u64; CHUNKS + 1]);
+    settle();
+    for i in 0..=CHUNKS {
+        te[i] = quiet(|| {});
+        let mut p = ptr::null_mut();
+        ta[i] = quiet(|| p = black_box(a.alloc()));
+        tf[i] = quiet(|| a.free(black_box(p)));
+    }
+    let empty = per_op(&mut te[1..], 1).0;
+    let less = |t: &mut [u64]| Centi(per_op(t, 1).0.saturating_sub(empty));
+    (less(&mut ta[1..]), less(&mut tf[1..]))
+}
+
+/// The fast paths alone ([`one_call`]), rslub against the kernel, at every size; with
+/// `pair`, the alloc+free pair too (the boot of the build with `RSLUB_HARDENED=n`,
+/// which measures nothing else).
+pub(crate) fn fast_paths(pair_too: bool) -> Result {
+    for size in SIZES {
+        let r = rslub_cache(c"bench_fast", size, None)?;
+        let k = Kernel::new(c"bench_fastk", size)?;
+        on_cpu(0, || {
+            let ((ra, rf), rw) = why(&r, || one_call(&r));
+            let (ka, kf) = one_call(&k);
+            result!("\"exp\":\"fast_alloc\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"why\":{rw}");
+            result!(
+                "\"exp\":\"fast_free\",\"size\":{size},\"rslub\":{rf},\"kernel\":{kf},\"why\":{rw}"
+            );
+            if pair_too {
+                let (pr, pw) = why(&r, || pair(&r, 2000));
+                let pk = pair(&k, 2000);
+                result!(
+                    "\"exp\":\"pair\",\"size\":{size},\"rslub\":{pr},\"kernel\":{pk},\"why\":{pw}"
+                );
+            }
+        })?;
+        drop(k);
+        r.destroy();
+    }
+    Ok(())
 }
 
 /// The side-by-side tables: every size, rslub, the kernel and the floor.
@@ -426,10 +479,11 @@ pub(crate) fn side_by_side() -> Result {
                     "\"exp\":\"node_remote\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"why\":{rw}"
                 );
             }
-        });
+        })?;
         if topo.present_cpus > 1 {
-            let ((ra, rf), rw) = why(&r, || producer_consumer(&r, &mut v));
-            let (ka, kf) = producer_consumer(&k, &mut v);
+            let (rv, rw) = why(&r, || producer_consumer(&r, &mut v));
+            let (ra, rf) = rv?;
+            let (ka, kf) = producer_consumer(&k, &mut v)?;
             result!(
                 "\"exp\":\"xcpu_alloc\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"why\":{rw}"
             );
@@ -460,15 +514,15 @@ pub(crate) fn hook_cost() -> Result {
     let other = Kernel::new(c"bench_hook_backed", 64)?;
     let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), 16, GFP_KERNEL)?;
     let run = |v: &mut KVec<*mut c_void>| on_cpu(0, || (pair(&k, 2000), bulk(&k, &mut v[..], 100)));
-    let (p0, b0) = run(&mut v);
+    let (p0, b0) = run(&mut v)?;
     // SAFETY: `other` lives until after the unbacking below.
     let handle = unsafe { back::KmemCache::from_raw(NonNull::new(other.0).ok_or(EINVAL)?) };
     back::back(handle)?;
-    let (p1, b1) = run(&mut v);
+    let (p1, b1) = run(&mut v)?;
     let live = back::unback(handle);
     back::release_drained();
     live?;
-    let (p2, b2) = run(&mut v);
+    let (p2, b2) = run(&mut v)?;
     result!("\"exp\":\"hook_cost\",\"size\":64,\"pair_off\":{p0},\"pair_on\":{p1},\"pair_off_again\":{p2},\"bulk16_off\":{b0},\"bulk16_on\":{b1},\"bulk16_off_again\":{b2}");
     drop(other);
     drop(k);
@@ -504,7 +558,7 @@ pub(crate) fn seed000() -> Result {
                 }
                 // The mean: the waves differ by design (the free order moves).
                 Centi(times.iter().sum::<u64>() * 100 / (times.len() as u64 * 128))
-            });
+            })?;
             let d = r.core().stats().since(&before);
             result!(
                 "\"exp\":\"seed000\",\"size\":{size},\"policy\":\"{policy}\",\"min_partial\":{min_partial},\"new_slab\":{},\"slab_freed\":{},\"insn_per_op\":{cost}",
@@ -565,7 +619,7 @@ pub(crate) fn seed001() -> Result {
                     for &p in left.iter().filter(|p| !p.is_null()) {
                         r.free(p);
                     }
-                });
+                })?;
                 rings[next] = batch;
             }
         }
@@ -621,7 +675,7 @@ pub(crate) fn seed002() -> Result {
                 Centi(fast * 10000 / all),
                 d.get(Stat::NodeMismatch)
             );
-        });
+        })?;
         drop(k);
         r.destroy();
     }
@@ -691,7 +745,7 @@ pub(crate) fn seed003() -> Result {
                 d.get(Stat::RefillRemotePartial),
                 Centi(dt * 100 / n.max(1) as u64),
             ))
-        });
+        })?;
         let (get_partial, walks, tried, success, cost) = res?;
         if label != "warm-up" {
             result!(
@@ -736,7 +790,7 @@ pub(crate) fn wallclock() -> Result {
                     best_k = best_k.min(tk);
                 }
             }
-        });
+        })?;
         result!(
             "\"exp\":\"wall_pair\",\"size\":{size},\"rslub_ns\":{},\"kernel_ns\":{},\"ratio\":{}",
             Centi(best_r * 100 / 2000),

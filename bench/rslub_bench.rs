@@ -71,7 +71,8 @@ module! {
     params: {
         suite: u32 {
             default: 0,
-            description: "0: side by side and seeds 000-002; 1: seed 003; 2: wall clock",
+            description: "0: side by side and seeds 000-002; 1: seed 003; 2: wall clock; \
+                3: fast paths and pair (the RSLUB_HARDENED=n build)",
         },
     },
 }
@@ -88,13 +89,15 @@ impl kernel::Module for RslubBench {
             match module_parameters::suite.value() {
                 0 => {
                     bench::side_by_side()?;
+                    bench::fast_paths(false)?;
                     bench::hook_cost()?;
                     bench::seed000()?;
                     bench::seed001()?;
                     bench::seed002()?;
                 }
                 1 => bench::seed003()?,
-                _ => bench::wallclock()?,
+                2 => bench::wallclock()?,
+                _ => bench::fast_paths(true)?,
             }
             Ok(())
         };

@@ -122,10 +122,8 @@ pub(crate) unsafe extern "C" fn rslub_cache_alloc_node(
 #[no_mangle]
 #[inline(never)]
 pub(crate) unsafe extern "C" fn rslub_cache_free(s: *mut c_void, obj: *mut c_void) {
-    if let Some(obj) = NonNull::new(obj.cast::<u8>()) {
-        // SAFETY: live handle and object of it (caller).
-        unsafe { cache(s).free(obj) };
-    }
+    // SAFETY: live handle, and null or an object of it (caller).
+    unsafe { cache(s).free_ptr(obj.cast::<u8>()) };
 }
 
 /// `rslub_cache_alloc_bulk()`.

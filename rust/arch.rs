@@ -140,19 +140,19 @@ macro_rules! cmpxchg16b {
         let (old, new): ([u64; 2], [u64; 2]) = ($old, $new);
         'done: {
             asm!(
-                "xchg r11, rbx",
+                "xchg {lo}, rbx",
                 $insn,
-                "xchg r11, rbx",
-                "jne {fail}",
+                "xchg {lo}, rbx",
+                "je {ok}",
                 in("r10") $ptr,
-                in("r11") new[0],
+                lo = in(reg) new[0],
                 in("rcx") new[1],
                 inout("rax") old[0] => _,
                 inout("rdx") old[1] => _,
-                fail = label { break 'done false; },
+                ok = label { break 'done true; },
                 options(nostack),
             );
-            true
+            false
         }
     }};
 }

@@ -51,6 +51,16 @@ pub(crate) type Ctor = unsafe extern "C" fn(*mut core::ffi::c_void);
 /// compares that field with `slab`; no slab's metadata is at address 1.
 const NO_SLAB: *mut Slab = ptr::without_provenance_mut(1);
 
+/// `CpuSlab::base` of a CPU without an active slab: no object lies within a slab's size
+/// of it, and neither does a null pointer, so every free goes to the slow path.
+const NO_BASE: u64 = u64::MAX;
+
+/// Flipped in `CpuSlab::base` of a cache whose frees need more than the fast path
+/// (`init_on_free`): the top bit, so the value lies in the lower half of the address
+/// space, far from every object, and the main free fast path never matches it; the one
+/// of `CacheCore::free_unusual` flips it back before comparing.
+const BASE_TAG: u64 = 1 << 63;
+
 /// Distance between transaction ids of one CPU: the CPU number lives in the low bits, so
 /// ids of different CPUs never compare equal (SLUB's `TID_STEP`).
 const TID_STEP: u64 = (bindings::NR_CPUS as u64).next_power_of_two();
@@ -76,13 +86,19 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 /// - `tid % TID_STEP` is the CPU's number.
 /// - `partial` chains `partial_slabs` slabs of the cache through `Slab::cpu_next`, none
 ///   frozen, none on a node list, each with free objects when it was put there.
-/// - If `slab` is [`NO_SLAB`], `freelist` is null. Otherwise `slab` is frozen by this CPU,
-///   `node` is its node, and `freelist` chains free objects of `slab` only, owned by
-///   this CPU.
+/// - If `slab` is [`NO_SLAB`], `freelist` is null and `base` is [`NO_BASE`]. Otherwise
+///   `slab` is frozen by this CPU, `node` is its node, `base` the address of its first
+///   page (with [`BASE_TAG`] for a cache with `free_special`), and `freelist` chains free
+///   objects of `slab` only, owned by this CPU.
 #[repr(C, align(16))]
 pub(crate) struct CpuSlab {
     freelist: *mut u8,
     tid: u64,
+    /// The active slab's address, which the free fast path compares with the object's:
+    /// slabs are naturally aligned blocks of pages, so an object is in the active slab
+    /// iff the two agree above the slab's size (`CacheCore::slab_mask`). Cheaper than
+    /// looking up the object's page and its slab.
+    base: u64,
     slab: *mut Slab,
     /// The active slab's node, as a word the fast path compares with the node asked for.
     node: u64,
@@ -94,6 +110,29 @@ pub(crate) struct CpuSlab {
 }
 
 impl CpuSlab {
+    /// Makes `slab` (frozen by this CPU) the active slab, with free list `freelist`.
+    /// `tag` is [`BASE_TAG`] for a cache with `free_special`, else 0.
+    fn set_active(&mut self, slab: *mut Slab, freelist: *mut u8, tag: u64) {
+        // INVARIANT: the caller froze `slab` for this CPU and gives it its free list;
+        // `tid` advances.
+        self.slab = slab;
+        // SAFETY: `slab` is live (frozen by the caller).
+        let slab = unsafe { &*slab };
+        self.node = u64::from(slab.node);
+        self.base = slab.base() as u64 ^ tag;
+        self.freelist = freelist;
+        self.advance();
+    }
+
+    /// Leaves the CPU without an active slab (the caller takes the slab and its list).
+    fn clear_active(&mut self) {
+        // INVARIANT: no slab, an empty list, `tid` advances.
+        self.slab = NO_SLAB;
+        self.base = NO_BASE;
+        self.freelist = ptr::null_mut();
+        self.advance();
+    }
+
     /// Advances the transaction id: every change of the CPU's state by a slow path does,
     /// so that a fast path that read the old state fails its commit.
     fn advance(&mut self) {
@@ -282,6 +321,7 @@ impl CacheCore {
             unsafe {
                 (*cpu.on(c)).tid = u64::from(c.as_u32());
                 (*cpu.on(c)).slab = NO_SLAB;
+                (*cpu.on(c)).base = NO_BASE;
             }
         }
         let name = CString::try_from(args.name)?;

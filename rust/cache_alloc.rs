@@ -5,7 +5,7 @@
 //! new slabs from the page allocator, and bulk allocation. The design is described once,
 //! in the crate documentation (`rust/rslub.rs`).
 
-use super::{commit, CacheCore, CpuSlab, NO_NODE, NO_SLAB};
+use super::{commit, CacheCore, CpuSlab, BASE_TAG, NO_NODE, NO_SLAB};
 use crate::{
     arch,
     gfp::Gfp,
@@ -72,45 +72,53 @@ impl CacheCore {
         const TID: usize = offset_of!(CpuSlab, tid);
         const NODE: usize = offset_of!(CpuSlab, node);
         let pcpu = self.pcpu();
-        loop {
-            // One CPU's copy, read through one pointer: the task may migrate at any point
-            // below, but every value comes from the CPU whose `tid` the commit checks. The
-            // commit runs on the CPU the task is on then; `tid` carries the CPU number,
-            // so on any other CPU it fails, and on that CPU any change since the `tid`
-            // was read (an interrupt, another task) has advanced it.
-            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
-            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
-            // `tid` first: `read_once` keeps the loads in program order, and x86 does not
-            // reorder loads with loads.
-            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
-            let tid = unsafe { arch::read_once::<TID>(c) };
+        // One CPU's copy, read through one pointer: the task may migrate at any point
+        // below, but every value comes from the CPU whose `tid` the commit checks. The
+        // commit runs on the CPU the task is on then; `tid` carries the CPU number,
+        // so on any other CPU it fails, and on that CPU any change since the `tid`
+        // was read (an interrupt, another task) has advanced it.
+        // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+        let c = unsafe { arch::raw_cpu_ptr(pcpu) };
+        // `tid` first: `read_once` keeps the loads in program order, and x86 does not
+        // reorder loads with loads.
+        // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
+        let tid = unsafe { arch::read_once::<TID>(c) };
+        // SAFETY: As above.
+        let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
+        inject!(self, Point::AllocHeadRead);
+        if object.is_null()
             // SAFETY: As above.
-            let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
-            inject!(self, Point::AllocHeadRead);
-            if object.is_null()
-                // SAFETY: As above.
-                || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
-            {
-                return self.alloc_slow(gfp, node);
-            }
-            inject!(self, Point::AllocNodeRead);
-            // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
-            // direct-map memory of a slab, or of pages since given back; the direct map
-            // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
-            // value read from a reused object is discarded by the failing `cmpxchg16b`.
-            let next = unsafe { self.fp.get(object) };
-            // A free pointer must stay in its slab: anything else (or the end of the list)
-            // is sorted out with interrupts off, where no reuse can race.
-            if !FreePtr::same_slab(object, next, self.slab_mask) {
-                return self.alloc_unusual(gfp, node);
-            }
-            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
-            if unsafe { commit(pcpu, object, tid, next) } {
-                // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
-                unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
-                return object;
-            }
+            || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
+        {
+            return self.alloc_slow(gfp, node);
         }
+        inject!(self, Point::AllocNodeRead);
+        // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
+        // direct-map memory of a slab, or of pages since given back; the direct map
+        // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
+        // value read from a reused object is discarded by the failing `cmpxchg16b`.
+        let next = unsafe { self.fp.get(object) };
+        // A free pointer must stay in its slab: anything else (or the end of the list)
+        // is sorted out with interrupts off, where no reuse can race. Unhardened, the end
+        // of the list is committed as it is, and a corrupted pointer goes unnoticed.
+        if FreePtr::HARDENED && !FreePtr::same_slab(object, next, self.slab_mask) {
+            return self.alloc_unusual(gfp, node);
+        }
+        // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+        if unsafe { commit(pcpu, object, tid, next) } {
+            // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
+            unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
+            return object;
+        }
+        self.alloc_retry(gfp, node)
+    }
+
+    /// [`CacheCore::alloc_object`] again after a failed commit: rare, so out of line (see
+    /// `free_retry`).
+    #[cold]
+    #[inline(never)]
+    fn alloc_retry(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        self.alloc_object(gfp, node)
     }
 
     /// Zeroes the object at `object` (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`).
@@ -165,8 +173,7 @@ impl CacheCore {
                     if object.is_null() {
                         // The slab is full and `take_freelist` unfroze it: it is on no
                         // list until a free makes it partial.
-                        c.slab = NO_SLAB;
-                        c.advance();
+                        c.clear_active();
                         continue;
                     }
                     self.stat(Stat::RefillFromSlab);
@@ -214,13 +221,7 @@ impl CacheCore {
     /// Makes `slab` (frozen by the caller, its free list starting at `object`) this CPU's
     /// active slab.
     pub(super) fn install(&self, c: &mut CpuSlab, slab: *mut Slab, object: *mut u8) {
-        // INVARIANT: `slab` is frozen for this CPU; its free list is the CPU's (set by
-        // `load_object` right after); `tid` advances.
-        c.slab = slab;
-        // SAFETY: `slab` is live (frozen by the caller).
-        c.node = u64::from(unsafe { (*slab).node });
-        c.freelist = object;
-        c.advance();
+        c.set_active(slab, object, if self.free_special { BASE_TAG } else { 0 });
     }
 
     /// Hands out `object`, the head of this CPU's free list, keeping the rest.

@@ -4,13 +4,13 @@
 //! slow path onto a slab's shared list (and between lists under the node lock), and bulk
 //! free. The design is described once, in the crate documentation (`rust/rslub.rs`).
 
-use super::{commit, CacheCore, CpuSlab};
+use super::{commit, CacheCore, CpuSlab, BASE_TAG};
 use crate::{
     arch,
     inject::{inject, Point},
     mm,
     shim::IrqDisabled,
-    slab::Slab,
+    slab::{FreePtr, Slab},
     stats::Stat,
 };
 use core::{mem::offset_of, ptr, ptr::NonNull};
@@ -18,8 +18,8 @@ use core::{mem::offset_of, ptr, ptr::NonNull};
 impl CacheCore {
     /// Frees `object` (`kmem_cache_free`).
     ///
-    /// Fast path: the object's slab is this CPU's active slab; push it on the CPU free
-    /// list with one `cmpxchg16b` on (freelist, tid).
+    /// Fast path: the object lies in this CPU's active slab; push it on the CPU free list
+    /// with one `cmpxchg16b` on (freelist, tid).
     ///
     /// Once the object is free, the cache may be destroyed by another CPU (destruction
     /// allows frees of objects still allocated to race with it): no path touches the cache
@@ -32,12 +32,107 @@ impl CacheCore {
     /// be used afterwards.
     #[inline]
     pub(crate) unsafe fn free(&self, object: NonNull<u8>) {
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_ptr(object.as_ptr()) }
+    }
+
+    /// [`CacheCore::free`] as the C API calls it: `object` may also be null (nothing to
+    /// do). Null, `init_on_free` and debug caches never match the fast path's compare
+    /// (see [`CpuSlab`]'s `base`), so the fast path tests none of them.
+    ///
+    /// # Safety
+    ///
+    /// `object` must be null or as for [`CacheCore::free`].
+    #[inline(always)]
+    pub(crate) unsafe fn free_ptr(&self, object: *mut u8) {
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_object::<0>(object) }
+    }
+
+    /// The free fast path, and the way into the slow path: with `TAG` 0, the path of
+    /// every free; with [`BASE_TAG`], the path of a cache with `free_special` once
+    /// [`CacheCore::free_unusual`] has done what it needs.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_ptr`]; with `TAG` [`BASE_TAG`], `object` is not null.
+    #[inline(always)]
+    unsafe fn free_object<const TAG: u64>(&self, object: *mut u8) {
+        const FREELIST: usize = offset_of!(CpuSlab, freelist);
+        const TID: usize = offset_of!(CpuSlab, tid);
+        const BASE: usize = offset_of!(CpuSlab, base);
+        const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
+        let pcpu = self.pcpu();
+        // As in `alloc_node`: one CPU's copy, `tid` first; the commit fails on any other
+        // CPU, so the active slab compared here is the one the commit checks.
+        // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+        let c = unsafe { arch::raw_cpu_ptr(pcpu) };
+        // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
+        let tid = unsafe { arch::read_once::<TID>(c) };
+        inject!(self, Point::FreeTidRead);
+        // SAFETY: As above.
+        let base = unsafe { arch::read_once::<BASE>(c) } ^ TAG;
+        if !FreePtr::same_slab(object, base as usize as *mut u8, self.slab_mask) {
+            return if TAG == 0 {
+                // SAFETY: The caller's guarantees pass on.
+                unsafe { self.free_slow(object) }
+            } else {
+                // SAFETY: As above; not null (caller), and already zeroed.
+                unsafe { self.free_to_slab(object) }
+            };
+        }
+        inject!(self, Point::FreeSlabRead);
+        // SAFETY: As above.
+        let head = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
+        // SAFETY: `object` is in the CPU's active slab, so not null, and the caller owns
+        // it: a free-to-be object of this cache.
+        unsafe { self.fp.set(object, head) };
+        // Counted before the commit, which is the last touch of the cache.
+        // SAFETY: The `free_fast` counter of this cache's per-cpu area.
+        unsafe { arch::this_cpu_inc_at::<FREE_FAST>(pcpu) };
+        // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+        if unsafe { commit(pcpu, head, tid, object) } {
+            return;
+        }
+        // Not freed: the object is still live, so is the cache.
+        // SAFETY: As above.
+        unsafe { arch::this_cpu_dec_at::<FREE_FAST>(pcpu) };
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_retry::<TAG>(object) }
+    }
+
+    /// [`CacheCore::free_object`] again after a failed commit (the task was interrupted,
+    /// preempted or moved between its reads and its commit): rare, so out of line, and
+    /// the fast path is straight-line code (no loop for the compiler to align with
+    /// padding that every call would run through).
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_object`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_retry<const TAG: u64>(&self, object: *mut u8) {
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_object::<TAG>(object) }
+    }
+
+    /// Where the fast path sends every free it does not do: null, a cache with
+    /// `free_special`, an object outside this CPU's active slab.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_ptr`].
+    #[inline(never)]
+    unsafe fn free_slow(&self, object: *mut u8) {
+        if object.is_null() {
+            return;
+        }
         if self.free_special {
             // SAFETY: The caller's guarantees pass on.
-            return unsafe { self.free_unusual(object.as_ptr()) };
+            return unsafe { self.free_unusual(object) };
         }
-        // SAFETY: The caller's guarantees pass on.
-        unsafe { self.free_object(object.as_ptr()) }
+        // SAFETY: As above.
+        unsafe { self.free_to_slab(object) }
     }
 
     /// [`CacheCore::free`] with `init_on_free`, or into a debug cache.
@@ -45,76 +140,31 @@ impl CacheCore {
     /// # Safety
     ///
     /// As for [`CacheCore::free`]; a debug cache checks what it can of that.
-    #[inline(never)]
     #[cold]
-    pub(super) unsafe fn free_unusual(&self, object: *mut u8) {
+    unsafe fn free_unusual(&self, object: *mut u8) {
         if self.is_debug() {
             return self.free_debug(object);
         }
         self.zero(object);
         // SAFETY: The caller's guarantees pass on.
-        unsafe { self.free_object(object) }
+        unsafe { self.free_object::<BASE_TAG>(object) }
     }
 
-    /// The free fast path, and the way into the slow path.
+    /// The free slow path (`__slab_free`): the object is not in this CPU's active slab.
+    /// Push it on its slab's shared list with `lock cmpxchg16b`; a slab that was full goes
+    /// onto this CPU's partial list; only when a slab on a node list becomes empty (or,
+    /// with `cpu_partial` 0, when one becomes partial) take the node lock.
     ///
     /// # Safety
     ///
     /// As for [`CacheCore::free`].
-    #[inline(always)]
-    pub(super) unsafe fn free_object(&self, object: *mut u8) {
-        const FREELIST: usize = offset_of!(CpuSlab, freelist);
-        const TID: usize = offset_of!(CpuSlab, tid);
-        const SLAB: usize = offset_of!(CpuSlab, slab);
-        const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
-        // SAFETY: `object` is a live object of this cache (caller), inside one of its slabs.
-        let slab = unsafe { mm::slab_of(object) };
-        let pcpu = self.pcpu();
-        loop {
-            // As in `alloc_node`: one CPU's copy, `tid` first; the commit fails on any
-            // other CPU, so the active slab compared here is the one the commit checks.
-            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
-            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
-            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
-            let tid = unsafe { arch::read_once::<TID>(c) };
-            inject!(self, Point::FreeTidRead);
-            // SAFETY: As above.
-            if unsafe { arch::read_once::<SLAB>(c) } != slab as u64 {
-                // SAFETY: The caller's guarantees pass on.
-                return unsafe { self.free_slow(slab, object) };
-            }
-            inject!(self, Point::FreeSlabRead);
-            // SAFETY: As above.
-            let head = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
-            // SAFETY: The caller owns `object`, a free-to-be object of this cache.
-            unsafe { self.fp.set(object, head) };
-            // Counted before the commit, which is the last touch of the cache.
-            // SAFETY: The `free_fast` counter of this cache's per-cpu area.
-            unsafe { arch::this_cpu_inc_at::<FREE_FAST>(pcpu) };
-            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
-            if unsafe { commit(pcpu, head, tid, object) } {
-                return;
-            }
-            // Not freed: the object is still live, so is the cache.
-            // SAFETY: As above.
-            unsafe { arch::this_cpu_dec_at::<FREE_FAST>(pcpu) };
-        }
-    }
-
-    /// The free slow path (`__slab_free`): the slab is not this CPU's active slab. Push
-    /// the object on the slab's shared list with `lock cmpxchg16b`; a slab that was full
-    /// goes onto this CPU's partial list; only when a slab on a node list becomes empty
-    /// (or, with `cpu_partial` 0, when one becomes partial) take the node lock.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free`]; `slab` is what the object's page holds as its slab
-    /// (checked here).
-    #[inline(never)]
-    pub(super) unsafe fn free_slow(&self, slab: *mut Slab, object: *mut u8) {
+    unsafe fn free_to_slab(&self, object: *mut u8) {
         if !self.owns(object) {
             return self.foreign_free(object);
         }
+        // SAFETY: `object` lies on a slab page of this cache (checked), so the page holds
+        // its slab.
+        let slab = unsafe { mm::slab_of(object) };
         // SAFETY: One object is a chain of one.
         unsafe { self.free_chain(slab, object, object, 1) }
     }

@@ -14,7 +14,7 @@
 //! `cpu_partial` objects' worth of slabs, when it flushes (shrink, destroy) and when it
 //! goes offline.
 
-use super::{CacheCore, CpuSlab, RemoteWalk, NO_NODE, NO_SLAB, RATIO_SCALE};
+use super::{CacheCore, CpuSlab, RemoteWalk, NO_NODE, RATIO_SCALE};
 use crate::{
     arch,
     inject::{inject, Point},
@@ -29,9 +29,7 @@ impl CacheCore {
     /// off, or the cache is being destroyed and no CPU uses it.
     pub(super) fn flush(&self, c: &mut CpuSlab) {
         let (slab, freelist) = (c.slab, c.freelist);
-        c.slab = NO_SLAB;
-        c.freelist = ptr::null_mut();
-        c.advance();
+        c.clear_active();
         self.stat(Stat::CpuSlabFlush);
         // SAFETY: `slab` was this CPU's active slab, frozen by it, and `freelist` its
         // private free list.

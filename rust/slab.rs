@@ -404,6 +404,13 @@ pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
 #[derive(Clone, Copy)]
 pub(crate) struct FreePtr {
     offset: u32,
+    #[cfg_attr(
+        rslub_unhardened,
+        expect(
+            dead_code,
+            reason = "drawn all the same; RSLUB_HARDENED=n does not mix it in"
+        )
+    )]
     random: usize,
 }
 
@@ -421,10 +428,21 @@ impl FreePtr {
     }
 
     /// The stored form of `v` in the word at `slot`, and back (the mix is an involution).
+    #[cfg(not(rslub_unhardened))]
     #[inline(always)]
     fn mix(self, slot: *mut u8, v: usize) -> usize {
         v ^ self.random ^ (slot as usize).swap_bytes()
     }
+
+    /// Built with `RSLUB_HARDENED=n`: stored as it is.
+    #[cfg(rslub_unhardened)]
+    #[inline(always)]
+    fn mix(self, _slot: *mut u8, v: usize) -> usize {
+        v
+    }
+
+    /// Whether free pointers are stored mixed (the build's choice, `RSLUB_HARDENED`).
+    pub(crate) const HARDENED: bool = cfg!(not(rslub_unhardened));
 
     /// Writes `next` as the free pointer of `obj`.
     ///

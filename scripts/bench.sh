@@ -35,6 +35,8 @@ start=$(date +%s)
 vm=$RSLUB_TOP/scripts/bench_vm.sh
 NODES=2 "$vm" "$out/nodes2.jsonl" suite=0
 NODES=2 "$vm" "$out/repeat.jsonl" suite=0
+# The build with plain free pointers (Kbuild: RSLUB_HARDENED=n): fast paths and pair.
+NODES=2 RSLUB_HARDENED=n "$vm" "$out/unhardened.jsonl" suite=3
 NODES=4 "$vm" "$out/nodes4.jsonl" suite=1
 NODES=1 "$vm" "$out/nodes1.jsonl" suite=1
 # The secondary figure: wall clock, rslub and the kernel interleaved, in three boots.
@@ -59,7 +61,7 @@ python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	--command "make bench CPUS=$CPUS" --out "$RSLUB_TOP/Documentation" \
 	--provenance "commit $commit, kernel build $kbuild, $qemu_version" \
 	--repeat "$out/repeat.jsonl" \
-	"$out/nodes2.jsonl" "$out/nodes4.jsonl" "$out/nodes1.jsonl" \
+	"$out/nodes2.jsonl" "$out/unhardened.jsonl" "$out/nodes4.jsonl" "$out/nodes1.jsonl" \
 	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl" \
 	--real "$out/real_cpus$CPUS.jsonl" "$out/real_cpus2.jsonl" "$out/real_cpus1.jsonl" \
 	"$out/realwall1.jsonl" "$out/realwall2.jsonl" "$out/realwall3.jsonl"

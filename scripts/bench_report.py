@@ -23,6 +23,8 @@ SERIES_COLORS = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"]
 
 SIDE_BY_SIDE = [
     ("pair", "alloc+free pair on one CPU"),
+    ("fast_alloc", "one allocation on the fast path, call and return included"),
+    ("fast_free", "one free on the fast path, call and return included"),
     ("batch", "alloc N then free N (N = 4 slabs' worth, 128..2048)"),
     ("bulk16", "bulk alloc + bulk free of 16, per object"),
     ("bulk128", "bulk alloc + bulk free of 128, per object"),
@@ -155,6 +157,30 @@ def why_section(rows):
     return "".join(out)
 
 
+def unhardened_section(main_boot, plain):
+    """The fast paths and the pair of the build with plain free pointers
+    (``make RSLUB_HARDENED=n``), beside the hardened build's, both against the kernel."""
+    if not plain:
+        return ""
+    out = ["Free pointers hardened and plain\n"
+           "================================\n\n"
+           "rslub is built with hardened free pointers (stored mixed with a per-cache random\n"
+           "value and their own address, and checked to stay in their slab on the allocation\n"
+           "fast path; :doc:`reliability`). One more boot measures the build of ``make\n"
+           "RSLUB_HARDENED=n``, which stores them plain and does not check them, on the same\n"
+           "kernel (``kernel`` is the kernel's figure of that boot).\n\n"]
+    body = []
+    for exp in ("pair", "fast_alloc", "fast_free"):
+        for r in sorted((r for r in plain if r.get("exp") == exp), key=lambda r: r["size"]):
+            h = next((m for m in main_boot if m.get("exp") == exp and m["size"] == r["size"]), None)
+            body.append([exp, r["size"], f'{h["rslub"]:.2f}' if h else "",
+                         ratio(h["rslub"], h["kernel"]) if h else "", f'{r["rslub"]:.2f}',
+                         f'{r["kernel"]:.2f}', ratio(r["rslub"], r["kernel"])])
+    out.append(table(["experiment", "size", "hardened", "ratio", "plain", "kernel",
+                      "ratio (plain)"], body))
+    return "".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True, help="the Documentation folder")
@@ -260,6 +286,7 @@ def main():
         doc.append(f"\n.. image:: benchmarks/{svg}\n")
 
     doc.append(why_section(main_boot))
+    doc.append(unhardened_section(main_boot, [r for r in recs if r["boot"] == "unhardened"]))
 
     s0 = [r for r in recs if r.get("exp") == "seed000"]
     if s0:

@@ -8,7 +8,13 @@ set -euo pipefail
 
 kdir=$("$RSLUB_TOP/scripts/kernel.sh")
 out=$RSLUB_CACHE/modules/$(basename "$kdir")
-mkdir -p "$out"
 mapfile -t kargs < <(rslub_kmake_args)
+# RSLUB_HARDENED=n (see Kbuild): built apart, so the two builds never mix objects.
+case ${RSLUB_HARDENED:-y} in
+y) ;;
+n) out=$out-unhardened kargs+=(RSLUB_HARDENED=n) ;;
+*) die "RSLUB_HARDENED=$RSLUB_HARDENED: must be y or n" ;;
+esac
+mkdir -p "$out"
 make -s -C "$kdir" M="$RSLUB_TOP" MO="$out" "${kargs[@]}" -j"$(nproc)" "$@" >&2
 printf '%s\n' "$out"

@@ -10,7 +10,7 @@ use kernel::prelude::*;
 mod tests {
     use crate::{
         cache::{CacheArgs, Ctor, RemoteWalk, NO_NODE},
-        common::{args, slabs},
+        common::{args, hardened, slabs},
         gfp::Gfp,
         layout::{HWCACHE_ALIGN, STORE_USER},
         mm,
@@ -627,6 +627,9 @@ mod tests {
     /// own address): the word in a free object is not the address of the next one.
     #[test]
     fn free_pointers_are_not_stored_plain() {
+        if !hardened() {
+            return;
+        }
         on(0, || {
             let c = Cache::create(&args(c"rslub_test_hardened", 64)).expect("cache");
             let (off, stride) = (c.layout().free_offset, c.layout().size as usize);
@@ -652,6 +655,9 @@ mod tests {
     /// after the cut stay out for good: destruction finds them still allocated.
     #[test]
     fn an_overwritten_free_pointer_is_caught() {
+        if !hardened() {
+            return;
+        }
         on(0, || {
             let c = Cache::create(&args(c"rslub_test_overwrite", 64)).expect("cache");
             let (off, per_slab) = (c.layout().free_offset, c.layout().objects);

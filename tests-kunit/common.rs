@@ -7,6 +7,7 @@ use crate::{
     cache::{CacheArgs, CacheCore},
     gfp::Gfp,
     shim,
+    slab::FreePtr,
     test_shim::{pin_current, skip},
     topology::{online_nodes, Topology},
 };
@@ -88,4 +89,14 @@ pub(crate) fn other_memory_node(local: u32) -> Option<u32> {
         skip(c"needs 2 NUMA nodes with memory");
     }
     far
+}
+
+/// Whether free pointers are stored hardened; reports SKIP, with the reason, when the
+/// build has them plain (`make RSLUB_HARDENED=n`), where the tests of what hardening
+/// catches have nothing to test.
+pub(crate) fn hardened() -> bool {
+    if !FreePtr::HARDENED {
+        skip(c"built with RSLUB_HARDENED=n: free pointers are stored plain");
+    }
+    FreePtr::HARDENED
 }

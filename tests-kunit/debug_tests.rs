@@ -11,7 +11,7 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_debug)]
 mod tests {
     use crate::{
-        common::{alloc_n, args, free, free_all},
+        common::{alloc_n, args, free, free_all, hardened},
         debug::{Problem, Spec, POISON, RED_ZONE, SANITY, STORE_USER},
         gfp::Gfp,
         layout::{Layout, OrderRules, TRACK_SIZE},
@@ -252,6 +252,9 @@ mod tests {
 
     #[test]
     fn a_corrupted_free_list_is_caught() {
+        if !hardened() {
+            return;
+        }
         let c = debug_cache(c"rslub_test_fplist", 64, SANITY);
         let per_slab = c.layout().objects;
         let objs = alloc_n(&c, 3, -1);
@@ -290,6 +293,9 @@ mod tests {
 
     #[test]
     fn validate_walks_every_slab_and_finds_corruption() {
+        if !hardened() {
+            return;
+        }
         for flags in [FZPU, 0] {
             let c = debug_cache(c"rslub_test_validate", 256, flags);
             let per_slab = c.layout().objects as usize;
