@@ -21,9 +21,10 @@
 //! ## Fast paths: no lock, no bus-locked atomic, interrupts left on
 //!
 //! Allocation pops the head of the CPU's free list; free pushes onto it when the object
-//! belongs to the CPU's active slab. Both take the address of one CPU's copy of that state
-//! (`raw_cpu_ptr()`), read its transaction id first, then the list head (and the active
-//! slab or its node) through the same pointer, and commit with a single `cmpxchg16b` on
+//! lies in the CPU's active slab (its address and the slab's agree above the slab size).
+//! Both take the address of one CPU's copy of that state (`raw_cpu_ptr()`), read its
+//! transaction id first, then the list head (and the active slab's address or its node)
+//! through the same pointer, and commit with a single `cmpxchg16b` on
 //! the (freelist, tid) pair, `%gs` relative and without `lock` ([`arch`]). One
 //! instruction cannot be split by an interrupt or a preemption; any change of the CPU's
 //! state in between (an interrupt that allocated, a preemption, a migration to another
@@ -39,9 +40,9 @@
 //! instruction, and from a module it would be a call into C; a preempt-off section alone
 //! is wrong, since interrupt and softirq handlers allocate too; a per-cpu local lock
 //! (what SLUB's sheaves use) costs more instructions. The reasons are worked out in
-//! `Documentation/design.rst`, the figures in `Documentation/benchmarks.rst` (30
-//! instructions per allocation, 33 per free, call and return included, of which 8 and 3
-//! for the hardened free pointer).
+//! `Documentation/design.rst`; the instructions of one allocation and one free are
+//! measured by `make bench` (the `fast_alloc` and `fast_free` tables of
+//! `Documentation/benchmarks.rst`, beside the kernel's).
 //!
 //! ## Slow paths
 //!
