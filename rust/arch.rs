@@ -16,7 +16,8 @@
 //! transaction id no longer matches (see the crate documentation), and the read must not
 //! be reported.
 
-use core::arch::asm;
+use core::{arch::asm, ptr};
+use kernel::sync::atomic::{Atomic, AtomicType};
 
 extern "C" {
     /// The per-cpu variable holding each CPU's own per-cpu offset (x86's
@@ -216,4 +217,16 @@ pub(crate) fn has_cmpxchg16b() -> bool {
 pub(crate) fn cycles() -> u64 {
     // SAFETY: `rdtsc` has no preconditions in kernel mode.
     unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// `a.load(Relaxed)`, inline. The kernel's Rust atomics call C helpers
+/// (`atomic_read()`, `atomic64_read()`) that a module cannot inline: a call, a return and
+/// the register saves around them, for what C compiles to one `mov` (`READ_ONCE()`). The
+/// slow paths read tunables and slab state this way.
+#[inline(always)]
+pub(crate) fn load_relaxed<T: AtomicType>(a: &Atomic<T>) -> T {
+    // SAFETY: `as_ptr` is valid and aligned for as long as `a` lives, and holds a valid
+    // `T`; a volatile load of an aligned word of at most 8 bytes is one load instruction,
+    // which is what `READ_ONCE()`, and so `Atomic::load(Relaxed)`, is on x86-64.
+    unsafe { ptr::read_volatile(a.as_ptr()) }
 }

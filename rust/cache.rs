@@ -85,7 +85,8 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 ///
 /// - `tid % TID_STEP` is the CPU's number.
 /// - `partial` chains `partial_slabs` slabs of the cache through `Slab::cpu_next`, none
-///   frozen, none on a node list, each with free objects when it was put there.
+///   frozen, none on a node list, each marked `ON_CPU_PARTIAL` in its state and with
+///   free objects when it was put there (frees may empty it since).
 /// - If `slab` is [`NO_SLAB`], `freelist` is null and `base` is [`NO_BASE`]. Otherwise
 ///   `slab` is frozen by this CPU, `node` is its node, `base` the address of its first
 ///   page (with [`BASE_TAG`] for a cache with `free_special`), and `freelist` chains free
@@ -382,7 +383,7 @@ impl CacheCore {
 
     /// Partial slabs a node keeps before empty slabs go back to the page allocator.
     pub(crate) fn min_partial(&self) -> u32 {
-        self.min_partial.load(Relaxed)
+        arch::load_relaxed(&self.min_partial)
     }
 
     /// Changes `min_partial`.
@@ -393,7 +394,7 @@ impl CacheCore {
     /// Chance, in 1/1024ths, that a refill with no local partial slab walks the other
     /// nodes (0: never; 1024: always).
     pub(crate) fn remote_node_defrag_ratio(&self) -> u32 {
-        self.remote_node_defrag_ratio.load(Relaxed)
+        arch::load_relaxed(&self.remote_node_defrag_ratio)
     }
 
     /// Changes `remote_node_defrag_ratio` (clamped to 1024).
@@ -404,7 +405,7 @@ impl CacheCore {
 
     /// Objects' worth of slabs each CPU keeps on its partial list (0: none).
     pub(crate) fn cpu_partial(&self) -> u32 {
-        self.cpu_partial.load(Relaxed)
+        arch::load_relaxed(&self.cpu_partial)
     }
 
     /// Changes `cpu_partial` (0 turns the per-CPU partial lists off; the lists already
@@ -423,7 +424,7 @@ impl CacheCore {
 
     /// How the remote walk goes.
     pub(crate) fn remote_walk(&self) -> RemoteWalk {
-        if self.walk.load(Relaxed) == RemoteWalk::Zonelist as u32 {
+        if arch::load_relaxed(&self.walk) == RemoteWalk::Zonelist as u32 {
             RemoteWalk::Zonelist
         } else {
             RemoteWalk::NodesOnce

@@ -10,7 +10,7 @@ use crate::{
     inject::{inject, Point},
     mm,
     shim::IrqDisabled,
-    slab::{FreePtr, Slab},
+    slab::{FreePtr, Slab, ON_CPU_PARTIAL},
     stats::Stat,
 };
 use core::{mem::offset_of, ptr, ptr::NonNull};
@@ -198,39 +198,80 @@ impl CacheCore {
         let s = unsafe { &*slab };
         loop {
             let old = s.state();
-            let inuse = old.inuse() - count;
-            if !old.frozen() && inuse != 0 && old.freelist.is_null() && self.cpu_partial() != 0 {
-                // Full to partial: onto this CPU's partial list, without the node lock
-                // (`put_cpu_partial`). This touches the cache after the update that frees
-                // the objects, which the other free paths avoid (see
-                // [`CacheCore::free`]); here it is safe: other objects of the slab are in
-                // use, and until this CPU puts it on its list the slab is on none, and
-                // destruction counts every object of such a slab as in use. Interrupts go
-                // off before the update, so no flush of this CPU runs in between.
-                let irq = IrqDisabled::new();
+            if old.flags() == 0 && (old.inuse() == count || old.freelist.is_null()) {
+                // The slab changes lists (full to partial, or empty): out of line, as a
+                // tail call (which is why `old` is read there again).
                 // SAFETY: As for this function.
-                if unsafe { s.try_splice(self.fp, old, head, tail, count, false) }.is_some() {
-                    self.put_cpu_partial(slab, &irq);
-                    return;
-                }
-                continue;
+                return unsafe { self.free_chain_moving(slab, head, tail, count) };
             }
-            if !old.frozen() && (inuse == 0 || old.freelist.is_null()) {
-                // SAFETY: As for this function.
-                return unsafe { self.free_chain_locked(slab, head, tail, count) };
-            }
-            // Counted before the update, which is the last touch of the cache.
+            // A frozen slab (some CPU's active slab), one on a CPU's partial list (which
+            // gives it back, empty or not, when it gives its list back), or one on a node
+            // list that stays there: the objects go on its shared list, nothing else
+            // changes. Counted before the update, which is the last touch of the cache.
             if old.frozen() {
                 self.stat(Stat::FreeFrozen);
             }
             // SAFETY: As for this function.
-            if unsafe { s.try_splice(self.fp, old, head, tail, count, old.frozen()) }.is_some() {
+            if unsafe { s.try_splice(self.fp, old, head, tail, count, old.flags()) }.is_some() {
                 return;
             }
             if old.frozen() {
                 self.stat_sub(Stat::FreeFrozen);
             }
         }
+    }
+
+    /// [`CacheCore::free_chain`] for a slab that changes lists (neither frozen nor on a
+    /// CPU's partial list): a full slab goes onto this CPU's partial list, without the
+    /// node lock (`put_cpu_partial`); with `cpu_partial` 0, or for a partial slab
+    /// becoming empty, the node lock decides. A slab that is neither any more (the state
+    /// changed since the caller read it) goes back to [`CacheCore::free_chain`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_chain`].
+    #[inline(never)]
+    unsafe fn free_chain_moving(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
+        // SAFETY: The objects are live, so their slab is.
+        let old = unsafe { (*slab).state() };
+        if old.flags() != 0 || (old.inuse() != count && !old.freelist.is_null()) {
+            // SAFETY: As for this function.
+            return unsafe { self.free_chain_again(slab, head, tail, count) };
+        }
+        if !old.freelist.is_null() || self.cpu_partial() == 0 {
+            // SAFETY: As for this function.
+            return unsafe { self.free_chain_locked(slab, head, tail, count) };
+        }
+        // A full slab, partial or even empty now: as SLUB, onto this CPU's list without
+        // the node lock; the list gives empty slabs back (or reuses them) later. This
+        // touches the cache after the update that frees the objects, which the other
+        // free paths avoid (see [`CacheCore::free`]); here it is safe: until this CPU
+        // puts the slab on its list it is on none, and destruction counts every object
+        // of such a slab as in use, so it keeps the cache. Interrupts go off before the
+        // update, so no flush of this CPU runs in between.
+        let irq = IrqDisabled::new();
+        // SAFETY: The objects are live, so their slab is; the caller's guarantees pass on.
+        if unsafe { (*slab).try_splice(self.fp, old, head, tail, count, ON_CPU_PARTIAL) }.is_some()
+        {
+            self.put_cpu_partial(slab, &irq);
+            return;
+        }
+        drop(irq);
+        // The state changed meanwhile: decide again (not counted again).
+        // SAFETY: As for this function.
+        unsafe { self.free_chain_again(slab, head, tail, count) }
+    }
+
+    /// [`CacheCore::free_chain`] without counting the free a second time.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_chain`].
+    #[cold]
+    unsafe fn free_chain_again(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
+        self.stat_sub(Stat::FreeSlow);
+        // SAFETY: As for this function.
+        unsafe { self.free_chain(slab, head, tail, count) }
     }
 
     /// The part of the free slow path that may move the slab between lists. All of it

@@ -76,7 +76,8 @@ impl CacheCore {
 
     /// Puts `slab` on this CPU's partial list (`put_cpu_partial`), giving the list back to
     /// the nodes first if it holds `cpu_partial`'s worth already. The caller's update made
-    /// `slab` partial (it was full, not frozen, on no list).
+    /// `slab` partial or empty (it was full, not frozen, on no list) and marked it
+    /// `ON_CPU_PARTIAL`.
     pub(super) fn put_cpu_partial(&self, slab: *mut Slab, _irq: &IrqDisabled) {
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         let c = unsafe { &mut *self.cpu.this_cpu() };
@@ -84,10 +85,11 @@ impl CacheCore {
             self.unfreeze_partials(c);
             self.stat(Stat::CpuPartialDrain);
         }
-        // INVARIANT: `slab` is not frozen and on no list, and goes on this CPU's list.
+        // INVARIANT: `slab` is not frozen, on no list and marked `ON_CPU_PARTIAL` (the
+        // caller's update), and goes on this CPU's list.
         // SAFETY: `slab` is live and its link ours: not frozen and on no list, it can only
         // be placed (or given back) by the caller, whose update made it so; a free that
-        // empties it meanwhile leaves it alone (`free_chain_locked`).
+        // empties it meanwhile only splices its objects (`free_chain`).
         unsafe { *(*slab).cpu_next() = c.partial };
         c.partial = slab;
         c.partial_slabs += 1;
@@ -134,15 +136,29 @@ impl CacheCore {
         let mut p = core::mem::replace(&mut c.partial, ptr::null_mut());
         c.partial_slabs = 0;
         let irq = IrqDisabled::new();
+        // One lock for a run of slabs of the same node, as SLUB's `__put_partials`.
+        let mut locked: Option<(u32, crate::node::NodeGuard<'_>)> = None;
         while !p.is_null() {
             // SAFETY: `p` was on the list we took (invariant): live, its link ours.
             let s = unsafe { &*p };
             // SAFETY: As above.
             let next = core::mem::replace(unsafe { s.cpu_next() }, ptr::null_mut());
-            let mut g = self.lock_node(self.node(s.node), &irq);
-            // A free cannot empty the slab without this lock (it goes to the locked path,
-            // which leaves a slab on no list alone), so `inuse` 0 here stays 0.
-            if s.state().inuse() == 0 && g.list().len() >= self.min_partial() {
+            let g = match &mut locked {
+                Some((nid, g)) if *nid == s.node => g,
+                _ => {
+                    // The previous node's lock goes first: one node lock at a time.
+                    locked = None;
+                    &mut locked
+                        .insert((s.node, self.lock_node(self.node(s.node), &irq)))
+                        .1
+                }
+            };
+            // While on the list, frees may have emptied it without any lock; from the
+            // update that takes it off, a free that empties it needs this lock. So
+            // `inuse` 0 here stays 0 (there is no object left to free), and a slab added
+            // to the node's list is seen there by the next free that empties it.
+            let st = s.set_on_cpu_partial(false);
+            if st.inuse() == 0 && g.list().len() >= self.min_partial() {
                 // SAFETY: Empty, not frozen, on no list: nothing refers to it. Pages may
                 // go back under the spinlock.
                 unsafe { self.discard(p) };
@@ -150,9 +166,9 @@ impl CacheCore {
                 // SAFETY: A live slab of this node on no list; lock held.
                 unsafe { g.list().add(p, false) };
             }
-            drop(g);
             p = next;
         }
+        drop(locked);
     }
 
     /// Finds a partial slab: on `node` (or the local node for `NO_NODE`), then, unless
@@ -211,10 +227,11 @@ impl CacheCore {
                 break;
             };
             // INVARIANT: off the node list, not frozen, with free objects: onto this
-            // CPU's list.
+            // CPU's list, marked so (a free that empties it then leaves it there).
             // SAFETY: On this node's list, lock held; then on no list, its link ours.
             unsafe {
                 g.list().remove(more);
+                (*more).set_on_cpu_partial(true);
                 *(*more).cpu_next() = c.partial;
             }
             c.partial = more;

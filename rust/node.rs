@@ -4,7 +4,7 @@
 //! for debug caches, the list of full slabs, as SLUB keeps it for `validate`), and slab
 //! counts.
 
-use crate::{shim::IrqDisabled, slab::Slab};
+use crate::{arch, shim::IrqDisabled, slab::Slab};
 use core::ptr;
 use kernel::{
     new_spinlock,
@@ -195,7 +195,7 @@ impl Node {
 
     /// Partial slabs, read without the lock (may be stale).
     pub(crate) fn nr_partial(&self) -> u32 {
-        self.nr_partial.load(Relaxed)
+        arch::load_relaxed(&self.nr_partial)
     }
 
     /// Accounts a new slab of `objects` objects.
@@ -212,12 +212,12 @@ impl Node {
 
     /// Slabs on this node.
     pub(crate) fn nr_slabs(&self) -> i64 {
-        self.nr_slabs.load(Relaxed)
+        arch::load_relaxed(&self.nr_slabs)
     }
 
     /// Objects in the slabs of this node.
     pub(crate) fn total_objects(&self) -> i64 {
-        self.total_objects.load(Relaxed)
+        arch::load_relaxed(&self.total_objects)
     }
 }
 

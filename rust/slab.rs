@@ -29,7 +29,7 @@ use core::{
 use kernel::{
     bindings,
     error::{code::ENOMEM, Result},
-    sync::atomic::{Atomic, Relaxed},
+    sync::atomic::Atomic,
 };
 
 /// The first word after the state unit of every [`Slab`]: how [`owner_of`] tells rslub's
@@ -38,6 +38,10 @@ const MAGIC: u64 = u64::from_be_bytes(*b"rslubSLB");
 
 /// Bit of `counters` set while the slab is a CPU's active slab.
 pub(crate) const FROZEN: u64 = 1 << 32;
+/// Bit of `counters` set while the slab is on a CPU's partial list: a free that empties
+/// it then needs no node lock (the CPU gives empty slabs back when it gives its list
+/// back, under that lock).
+pub(crate) const ON_CPU_PARTIAL: u64 = 1 << 33;
 /// Bits of `counters` holding `inuse`.
 pub(crate) const INUSE_MASK: u64 = FROZEN - 1;
 
@@ -46,7 +50,7 @@ pub(crate) const INUSE_MASK: u64 = FROZEN - 1;
 pub(crate) struct State {
     /// First free object not held by a CPU, or null.
     pub(crate) freelist: *mut u8,
-    /// `inuse | FROZEN`.
+    /// `inuse | FROZEN | ON_CPU_PARTIAL`.
     pub(crate) counters: u64,
 }
 
@@ -60,6 +64,11 @@ impl State {
     /// Whether the slab is some CPU's active slab.
     pub(crate) fn frozen(&self) -> bool {
         self.counters & FROZEN != 0
+    }
+
+    /// The flag bits ([`FROZEN`], [`ON_CPU_PARTIAL`]).
+    pub(crate) fn flags(&self) -> u64 {
+        self.counters & !INUSE_MASK
     }
 }
 
@@ -236,8 +245,24 @@ impl Slab {
     /// Reads the state unit (two loads; [`Slab::update`] validates them together).
     pub(crate) fn state(&self) -> State {
         State {
-            freelist: self.freelist.load(Relaxed) as usize as *mut u8,
-            counters: self.counters.load(Relaxed),
+            freelist: arch::load_relaxed(&self.freelist) as usize as *mut u8,
+            counters: arch::load_relaxed(&self.counters),
+        }
+    }
+
+    /// Sets [`ON_CPU_PARTIAL`] (`on`: the slab goes onto a CPU's partial list) or clears
+    /// it (it leaves that list, for its node's list or the page allocator). Returns the
+    /// state after.
+    pub(crate) fn set_on_cpu_partial(&self, on: bool) -> State {
+        loop {
+            let old = self.state();
+            let new = State {
+                counters: old.counters & !ON_CPU_PARTIAL | if on { ON_CPU_PARTIAL } else { 0 },
+                ..old
+            };
+            if self.update(old, new) {
+                return new;
+            }
         }
     }
 
@@ -258,9 +283,9 @@ impl Slab {
 
     /// Puts the chain of `count` objects `head`..`tail` (linked through their free
     /// pointers; `tail`'s is set here) in front of the shared free list and takes them off
-    /// `inuse`, in one update; `frozen` sets the frozen bit (`None`: as it is). An empty
-    /// chain (`tail` null, `count` 0) changes only the counters. Returns the state before
-    /// and after the update.
+    /// `inuse`, in one update; `frozen` sets the frozen bit (`None`: as it is), the other
+    /// flags stay. An empty chain (`tail` null, `count` 0) changes only the counters.
+    /// Returns the state before and after the update.
     ///
     /// # Safety
     ///
@@ -276,17 +301,21 @@ impl Slab {
     ) -> (State, State) {
         loop {
             let old = self.state();
-            let frozen = frozen.unwrap_or(old.frozen());
+            let flags = match frozen {
+                None => old.flags(),
+                Some(f) => old.flags() & !FROZEN | if f { FROZEN } else { 0 },
+            };
             // SAFETY: As the caller guarantees.
-            if let Some(new) = unsafe { self.try_splice(fp, old, head, tail, count, frozen) } {
+            if let Some(new) = unsafe { self.try_splice(fp, old, head, tail, count, flags) } {
                 return (old, new);
             }
         }
     }
 
-    /// One try of [`Slab::splice`], against `old`, a state read before: the new state, or
-    /// `None` if the state is not `old` any more (nothing changed then, but the free
-    /// pointer of `tail`, which the caller still owns).
+    /// One try of [`Slab::splice`], against `old`, a state read before, with the flag
+    /// bits `flags` ([`FROZEN`], [`ON_CPU_PARTIAL`]) after it: the new state, or `None` if
+    /// the state is not `old` any more (nothing changed then, but the free pointer of
+    /// `tail`, which the caller still owns).
     ///
     /// # Safety
     ///
@@ -298,7 +327,7 @@ impl Slab {
         head: *mut u8,
         tail: *mut u8,
         count: u32,
-        frozen: bool,
+        flags: u64,
     ) -> Option<State> {
         let first = if tail.is_null() {
             old.freelist
@@ -309,7 +338,7 @@ impl Slab {
         };
         let new = State {
             freelist: first,
-            counters: counters(old.inuse() - count, frozen),
+            counters: u64::from(old.inuse() - count) | flags,
         };
         self.update(old, new).then_some(new)
     }
@@ -342,7 +371,7 @@ impl Slab {
     /// Takes the whole shared free list for the CPU that owns (or is about to own) the
     /// slab (`get_freelist()`): afterwards every object counts as in use, and the slab
     /// stays frozen if it got objects, or is unfrozen (full, on no list) if there were
-    /// none.
+    /// none; either way it is on no CPU's partial list.
     pub(crate) fn take_freelist(&self) -> *mut u8 {
         loop {
             let old = self.state();

@@ -4,7 +4,7 @@
 //! `CONFIG_SLUB_CPU_PARTIAL`): a free that makes a full slab partial puts it there
 //! without the node lock, the CPU refills from it before its node, it goes back to the
 //! node when it would hold more than `cpu_partial` objects' worth, on flush, and not at
-//! all with `cpu_partial` 0.
+//! all with `cpu_partial` 0; frees that empty a slab on the list take no node lock.
 
 use kernel::prelude::*;
 
@@ -122,6 +122,59 @@ mod tests {
         assert_eq!(c.node_counts(node()).2, 2);
         assert_eq!(c.validate().expect("memory").errors, 0);
         finish(c, &objs, |i| i == 0 || i == per);
+    }
+
+    /// A slab on a CPU's partial list that frees empty takes no node lock: it stays on
+    /// the list, and goes back (here to the page allocator, by shrink) with the list.
+    #[test]
+    fn a_slab_on_the_cpu_list_empties_without_the_node_lock() {
+        let (c, objs, per) = setup(c"rslub_test_cpp_empty", 4, 3);
+        // Slab 0 onto the CPU's list, then the rest of its objects freed.
+        let before = c.stats();
+        for &p in &objs[..per] {
+            free(&c, p);
+        }
+        let s = c.stats().since(&before);
+        assert_eq!(s.get(Stat::CpuPartialFree), 1);
+        assert_eq!(s.get(Stat::FreeSlow), per as u64);
+        assert_eq!((s.get(Stat::NodeLock), s.get(Stat::FreeLocked)), (0, 0));
+        assert_eq!(c.node_counts(node()), (3, 3 * per as i64, 0));
+        // Given back empty: the node keeps no empty slab after a shrink.
+        let before = c.stats();
+        c.shrink();
+        let s = c.stats().since(&before);
+        assert_eq!(s.get(Stat::SlabFreed), 1);
+        assert_eq!(c.node_counts(node()).0, 2);
+        assert_eq!(c.validate().expect("memory").errors, 0);
+        finish(c, &objs, |i| i < per);
+    }
+
+    /// A full slab freed whole at once (a bulk free) goes to the CPU's list too, as in
+    /// SLUB, not back to the page allocator; the next refill takes it from there.
+    #[test]
+    fn a_full_slab_freed_whole_is_kept_on_the_cpu_list_and_reused() {
+        let (c, objs, per) = setup(c"rslub_test_cpp_whole", 4, 3);
+        let slab0: KVec<*mut u8> = {
+            let mut v = KVec::new();
+            for &p in &objs[..per] {
+                v.push(p as *mut u8, GFP_KERNEL).expect("memory");
+            }
+            v
+        };
+        let before = c.stats();
+        // SAFETY: live objects of `c`, freed once here and never used again.
+        unsafe { c.free_bulk(&slab0) };
+        let s = c.stats().since(&before);
+        assert_eq!(s.get(Stat::CpuPartialFree), 1);
+        assert_eq!((s.get(Stat::NodeLock), s.get(Stat::SlabFreed)), (0, 0));
+        // The active slab (2) is exhausted: the next allocation reuses slab 0.
+        let before = c.stats();
+        let x = c.alloc(crate::gfp::Gfp::KERNEL).expect("object").as_ptr() as usize;
+        let s = c.stats().since(&before);
+        assert!(objs[..per].contains(&x));
+        assert_eq!((s.get(Stat::CpuPartialAlloc), s.get(Stat::NewSlab)), (1, 0));
+        free(&c, x);
+        finish(c, &objs, |i| i < per);
     }
 
     #[test]
