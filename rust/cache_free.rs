@@ -193,12 +193,18 @@ impl CacheCore {
         tail: *mut u8,
         count: u32,
     ) {
-        self.stat(Stat::FreeSlow);
+        const FREE_SLOW: usize = CacheCore::stat_offset(Stat::FreeSlow);
+        const FREE_FROZEN: usize = CacheCore::stat_offset(Stat::FreeFrozen);
+        let pcpu = self.pcpu();
+        // Counters with their offsets folded into the instruction (`this_cpu_inc_at`):
+        // no register holds an offset across the loop.
+        // SAFETY: The `free_slow` counter of this cache's per-cpu area.
+        unsafe { arch::this_cpu_inc_at::<FREE_SLOW>(pcpu) };
         // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
         loop {
             let old = s.state();
-            if old.flags() == 0 && (old.inuse() == count || old.freelist.is_null()) {
+            if !old.has_flags() && (old.inuse() == count || old.freelist.is_null()) {
                 // The slab changes lists (full to partial, or empty): out of line, as a
                 // tail call (which is why `old` is read there again).
                 // SAFETY: As for this function.
@@ -209,14 +215,16 @@ impl CacheCore {
             // list that stays there: the objects go on its shared list, nothing else
             // changes. Counted before the update, which is the last touch of the cache.
             if old.frozen() {
-                self.stat(Stat::FreeFrozen);
+                // SAFETY: The `free_frozen` counter of this cache's per-cpu area.
+                unsafe { arch::this_cpu_inc_at::<FREE_FROZEN>(pcpu) };
             }
             // SAFETY: As for this function.
-            if unsafe { s.try_splice(self.fp, old, head, tail, count, old.flags()) }.is_some() {
+            if unsafe { s.try_splice(self.fp, old, head, tail, count, None) }.is_some() {
                 return;
             }
             if old.frozen() {
-                self.stat_sub(Stat::FreeFrozen);
+                // SAFETY: As above.
+                unsafe { arch::this_cpu_dec_at::<FREE_FROZEN>(pcpu) };
             }
         }
     }
@@ -251,7 +259,8 @@ impl CacheCore {
         // update, so no flush of this CPU runs in between.
         let irq = IrqDisabled::new();
         // SAFETY: The objects are live, so their slab is; the caller's guarantees pass on.
-        if unsafe { (*slab).try_splice(self.fp, old, head, tail, count, ON_CPU_PARTIAL) }.is_some()
+        if unsafe { (*slab).try_splice(self.fp, old, head, tail, count, Some(ON_CPU_PARTIAL)) }
+            .is_some()
         {
             self.put_cpu_partial(slab, &irq);
             return;

@@ -70,6 +70,12 @@ impl State {
     pub(crate) fn flags(&self) -> u64 {
         self.counters & !INUSE_MASK
     }
+
+    /// Whether any flag bit is set: frozen or on a CPU's partial list. (A shift, where
+    /// `flags() != 0` would hold the 64-bit mask in a register.)
+    pub(crate) fn has_flags(&self) -> bool {
+        self.counters >> INUSE_MASK.count_ones() != 0
+    }
 }
 
 /// Makes `counters` from its parts.
@@ -301,10 +307,7 @@ impl Slab {
     ) -> (State, State) {
         loop {
             let old = self.state();
-            let flags = match frozen {
-                None => old.flags(),
-                Some(f) => old.flags() & !FROZEN | if f { FROZEN } else { 0 },
-            };
+            let flags = frozen.map(|f| old.flags() & !FROZEN | if f { FROZEN } else { 0 });
             // SAFETY: As the caller guarantees.
             if let Some(new) = unsafe { self.try_splice(fp, old, head, tail, count, flags) } {
                 return (old, new);
@@ -313,7 +316,8 @@ impl Slab {
     }
 
     /// One try of [`Slab::splice`], against `old`, a state read before, with the flag
-    /// bits `flags` ([`FROZEN`], [`ON_CPU_PARTIAL`]) after it: the new state, or `None` if
+    /// bits `flags` ([`FROZEN`], [`ON_CPU_PARTIAL`]; `None`: as they are) after it: the
+    /// new state, or `None` if
     /// the state is not `old` any more (nothing changed then, but the free pointer of
     /// `tail`, which the caller still owns).
     ///
@@ -327,7 +331,7 @@ impl Slab {
         head: *mut u8,
         tail: *mut u8,
         count: u32,
-        flags: u64,
+        flags: Option<u64>,
     ) -> Option<State> {
         let first = if tail.is_null() {
             old.freelist
@@ -338,7 +342,11 @@ impl Slab {
         };
         let new = State {
             freelist: first,
-            counters: u64::from(old.inuse() - count) | flags,
+            counters: match flags {
+                // `inuse` counts the chain, so the subtraction stays in its bits.
+                None => old.counters - u64::from(count),
+                Some(flags) => u64::from(old.inuse() - count) | flags,
+            },
         };
         self.update(old, new).then_some(new)
     }
