@@ -24,7 +24,7 @@
 
 use crate::{
     api, back,
-    bench_kmem::{Allocator, Floor, Kernel, Nothing, Rslub},
+    bench_kmem::{kernel_slab_bytes, Allocator, Floor, Kernel, Nothing, Rslub},
     cache::{CacheCore, RemoteWalk, NO_NODE},
     params::{Params, RawParams},
     registry::Cache,
@@ -421,6 +421,74 @@ pub(crate) fn fast_paths(pair_too: bool) -> Result {
         })?;
         drop(k);
         r.destroy();
+    }
+    Ok(())
+}
+
+/// The sizes of the memory table.
+const MEM_SIZES: [u32; 11] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+
+/// Live objects per size in the memory table: a million, or 64 MiB worth of them where
+/// a million would not fit the guest.
+fn mem_objects(size: u32) -> usize {
+    (1usize << 20).min((64 << 20) / size.max(1) as usize)
+}
+
+/// Fills `v` with objects of `a`; on failure frees what it took.
+fn burst<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> Result {
+    let mut got = 0;
+    for slot in v.iter_mut() {
+        *slot = a.alloc();
+        if slot.is_null() {
+            break;
+        }
+        got += 1;
+    }
+    if got == v.len() {
+        return Ok(());
+    }
+    for &p in v.iter().take(got) {
+        a.free(p);
+    }
+    Err(ENOMEM)
+}
+
+/// Memory side by side: for every size, the bytes per live object with
+/// [`mem_objects`] objects allocated (rslub: its slabs' pages and its `Slab` metadata;
+/// the kernel: its slabs' pages, from `/proc/slabinfo`), then what each keeps once they
+/// are all freed (no shrink: the empty and partial slabs each policy holds on to).
+pub(crate) fn memory() -> Result {
+    for size in MEM_SIZES {
+        let n = mem_objects(size);
+        let mut v = KVVec::from_elem(ptr::null_mut::<c_void>(), n, GFP_KERNEL)?;
+        let r = rslub_cache(c"bench_mem", size, None)?;
+        on_cpu(0, || burst(&r, &mut v))??;
+        let live = r.core().footprint();
+        on_cpu(0, || v.iter().for_each(|&p| r.free(p)))?;
+        settle();
+        let idle = r.core().footprint();
+        r.destroy();
+        let k = Kernel::new(c"bench_memk", size)?;
+        on_cpu(0, || burst(&k, &mut v))??;
+        settle();
+        // Read before the objects go, but checked after: a cache must be empty when
+        // destroyed.
+        let k_live = kernel_slab_bytes(c"bench_memk");
+        on_cpu(0, || v.iter().for_each(|&p| k.free(p)))?;
+        settle();
+        let (k_live, k_idle) = (k_live?, kernel_slab_bytes(c"bench_memk")?);
+        drop(k);
+        let per = |b: u64| Centi(b * 100 / (n as u64).max(1));
+        result!(
+            "\"exp\":\"memory\",\"size\":{size},\"objects\":{n},\"rslub_pages\":{},\"rslub_meta\":{},\"rslub_per_object\":{},\"kernel_bytes\":{k_live},\"kernel_per_object\":{},\"rslub_idle_pages\":{},\"rslub_idle_meta\":{},\"rslub_idle_slabs\":{},\"kernel_idle_bytes\":{k_idle}",
+            live.page_bytes,
+            live.meta_bytes,
+            per(live.page_bytes + live.meta_bytes),
+            per(k_live),
+            idle.page_bytes,
+            idle.meta_bytes,
+            idle.slabs
+        );
     }
     Ok(())
 }

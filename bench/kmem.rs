@@ -68,6 +68,22 @@ extern "C" {
         name: *const kernel::ffi::c_char,
         size: u32,
     ) -> *mut bindings::kmem_cache;
+    fn rslub_bench_kc_slab_bytes(
+        name: *const kernel::ffi::c_char,
+        bytes: *mut kernel::ffi::c_ulong,
+    ) -> kernel::ffi::c_int;
+}
+
+/// The bytes of slab pages the kernel cache named `name` holds, from SLUB's account in
+/// `/sys/kernel/slab/<name>/` (its slabs times the pages of its order: what
+/// `/proc/slabinfo` and `tools/mm/slabinfo` print).
+pub(crate) fn kernel_slab_bytes(name: &CStr) -> Result<u64> {
+    let mut bytes = 0;
+    // SAFETY: `name` is a valid C string; the out-pointer is valid for a write.
+    let r = unsafe { rslub_bench_kc_slab_bytes(name.as_char_ptr(), &mut bytes) };
+    kernel::error::to_result(r)?;
+    // `c_ulong` is 64 bits on x86-64.
+    Ok(bytes as u64)
 }
 
 /// The kernel's own kmem_cache.

@@ -94,6 +94,7 @@ impl kernel::Module for RslubBench {
                     bench::seed000()?;
                     bench::seed001()?;
                     bench::seed002()?;
+                    bench::memory()?;
                 }
                 1 => bench::seed003()?,
                 2 => bench::wallclock()?,

@@ -14,3 +14,50 @@ struct kmem_cache *rslub_bench_kc_create(const char *name, unsigned int size)
 {
 	return kmem_cache_create(name, size, 0, SLAB_NO_MERGE, NULL);
 }
+
+#include <linux/fs.h>
+#include <linux/kstrtox.h>
+
+int rslub_bench_kc_slab_bytes(const char *name, unsigned long *bytes);
+
+/* The first number in /sys/kernel/slab/@name/@attr, as a user reads it. */
+static int read_slab_attr(const char *name, const char *attr, unsigned long *v)
+{
+	char path[128], buf[64] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t got;
+	char *end;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", name, attr);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	got = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (got <= 0)
+		return got < 0 ? got : -EINVAL;
+	buf[got] = '\0';
+	end = strpbrk(buf, " \n");
+	if (end)
+		*end = '\0';
+	return kstrtoul(buf, 10, v);
+}
+
+/*
+ * The bytes of slab pages the kernel's cache @name holds, from SLUB's own account in
+ * /sys/kernel/slab/@name (what /proc/slabinfo and tools/mm/slabinfo print): its slabs
+ * (on every node) times the pages of its slab order. 0, or a negative errno.
+ */
+int rslub_bench_kc_slab_bytes(const char *name, unsigned long *bytes)
+{
+	unsigned long slabs, order;
+	int ret;
+
+	ret = read_slab_attr(name, "slabs", &slabs);
+	if (!ret)
+		ret = read_slab_attr(name, "order", &order);
+	if (!ret)
+		*bytes = slabs * (PAGE_SIZE << order);
+	return ret;
+}

@@ -73,6 +73,17 @@ pub(crate) const RATIO_SCALE: u32 = 1024;
 /// remote-capable refill walks the other nodes.
 pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 
+/// What [`CacheCore::footprint`] counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Footprint {
+    /// Slabs on all nodes (active, partial, full, on CPU lists).
+    pub(crate) slabs: u64,
+    /// Bytes of their pages.
+    pub(crate) page_bytes: u64,
+    /// Bytes of their metadata (`Slab`), kept outside the slabs.
+    pub(crate) meta_bytes: u64,
+}
+
 /// One CPU's view of a cache.
 ///
 /// `freelist` and `tid` form the 16-byte unit the fast paths swap with one `cmpxchg16b`;
@@ -487,6 +498,23 @@ impl CacheCore {
     pub(crate) fn node_counts(&self, nid: u32) -> (i64, i64, u32) {
         let n = self.node(nid);
         (n.nr_slabs(), n.total_objects(), n.nr_partial())
+    }
+
+    /// The memory the cache holds now: its slabs on all nodes, the bytes of their pages,
+    /// and the bytes of the metadata rslub keeps for each slab outside it (a `Slab` from
+    /// `kmalloc`, rounded up to its size class). Counters read without a lock: a snapshot.
+    pub(crate) fn footprint(&self) -> Footprint {
+        let slabs: i64 = (0..self.nodes.len() as u32)
+            .map(|nid| self.node(nid).nr_slabs())
+            .sum();
+        let slabs = slabs.max(0) as u64;
+        // SAFETY: A pure function of its argument.
+        let meta = unsafe { bindings::kmalloc_size_roundup(size_of::<Slab>()) } as u64;
+        Footprint {
+            slabs,
+            page_bytes: slabs * u64::from(layout::slab_bytes(self.layout.order)),
+            meta_bytes: slabs * meta,
+        }
     }
 
     /// Whether `cpu` has an active slab of this cache (a hint: it may change at once).

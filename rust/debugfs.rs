@@ -174,7 +174,9 @@ fn show_nodes(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (slabs, objects, partial) = c.get().node_counts(nid);
         writeln!(f, "{nid} {slabs} {objects} {partial}")?;
     }
-    Ok(())
+    // What the slabs take: their pages, and rslub's metadata kept outside them.
+    let m = c.get().footprint();
+    writeln!(f, "bytes pages={} metadata={}", m.page_bytes, m.meta_bytes)
 }
 
 fn show_min_partial(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {

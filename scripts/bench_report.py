@@ -157,6 +157,37 @@ def why_section(rows):
     return "".join(out)
 
 
+def memory_section(rows):
+    """Bytes per live object and the memory held once everything is freed, rslub beside
+    the kernel."""
+    mem = sorted((r for r in rows if r.get("exp") == "memory"), key=lambda r: r["size"])
+    if not mem:
+        return ""
+    out = ["Memory\n======\n\n"
+           "Every size: ``objects`` live objects allocated on one CPU (a million, or 64 MiB\n"
+           "worth where a million would not fit the guest), then all freed, without a\n"
+           "shrink. rslub's bytes are its slabs' pages plus the metadata it keeps for each\n"
+           "slab outside it (a ``Slab`` from ``kmalloc``, counted at its size class); the\n"
+           "kernel's are its slabs' pages as SLUB accounts them in\n"
+           "``/sys/kernel/slab/<cache>/`` (``slabs`` times the pages of ``order``: what\n"
+           "``/proc/slabinfo`` prints; its slab descriptor lives in ``struct page``). Idle:\n"
+           "what each still holds once every object is freed (rslub: the active slab, the\n"
+           "CPU's partial list, and up to ``min_partial`` empty slabs a node keeps; the\n"
+           "kernel: its sheaves' objects and the slabs they and its partial lists hold).\n\n"]
+    body = []
+    for r in mem:
+        body.append([r["size"], r["objects"], f'{r["rslub_per_object"]:.2f}',
+                     f'{r["kernel_per_object"]:.2f}',
+                     ratio(r["rslub_per_object"], r["kernel_per_object"]),
+                     f'{r["rslub_meta"] * 100 / max(r["rslub_pages"] + r["rslub_meta"], 1):.2f}',
+                     f'{(r["rslub_idle_pages"] + r["rslub_idle_meta"]) / 1024:.1f}',
+                     r["rslub_idle_slabs"], f'{r["kernel_idle_bytes"] / 1024:.1f}'])
+    out.append(table(["size", "objects", "rslub bytes/object", "kernel bytes/object",
+                      "ratio", "rslub metadata %", "rslub idle KiB", "rslub idle slabs",
+                      "kernel idle KiB"], body))
+    return "".join(out)
+
+
 def unhardened_section(main_boot, plain):
     """The fast paths and the pair of the build with plain free pointers
     (``make RSLUB_HARDENED=n``), beside the hardened build's, both against the kernel."""
@@ -286,6 +317,7 @@ def main():
         doc.append(f"\n.. image:: benchmarks/{svg}\n")
 
     doc.append(why_section(main_boot))
+    doc.append(memory_section(main_boot))
     doc.append(unhardened_section(main_boot, [r for r in recs if r["boot"] == "unhardened"]))
 
     s0 = [r for r in recs if r.get("exp") == "seed000"]

@@ -50,6 +50,8 @@ trap 'rm -rf "$rundir"' EXIT
 cat > "$rundir/init" <<'S'
 #!/bin/busybox sh
 # rslub benchmark guest: load the module, power off.
+# /sys for the memory table, which reads the kernel's caches from /sys/kernel/slab.
+/bin/busybox mount -t sysfs sys /sys
 if /bin/busybox insmod /rslub_bench.ko "$@"; then
 	echo "rslub-bench: loaded"
 else
@@ -60,6 +62,7 @@ S
 cat > "$rundir/list" <<S
 dir /bin 0755 0 0
 dir /dev 0755 0 0
+dir /sys 0755 0 0
 nod /dev/console 0600 0 0 c 5 1
 file /bin/busybox $busybox 0755 0 0
 S

@@ -96,6 +96,19 @@ mod tests {
                 CString::try_from_fmt(fmt!("{nid} {slabs} {objects} {partial}")).expect("line");
             assert_eq!(lines.next().map(str::as_bytes), Some(want.to_bytes()));
         }
+        // Then the bytes the slabs take: one slab's pages, and its metadata (a `Slab`
+        // from kmalloc, at least its own size).
+        let m = c.footprint();
+        assert_eq!(m.slabs, 1);
+        assert_eq!(m.page_bytes, u64::from(crate::layout::slab_bytes(l.order)));
+        assert!(m.meta_bytes >= size_of::<crate::slab::Slab>() as u64);
+        let want = CString::try_from_fmt(fmt!(
+            "bytes pages={} metadata={}",
+            m.page_bytes,
+            m.meta_bytes
+        ))
+        .expect("line");
+        assert_eq!(lines.next().map(str::as_bytes), Some(want.to_bytes()));
         assert_eq!(lines.next(), None);
         let total: i64 = online_nodes().map(|n| c.node_counts(n).0).sum();
         assert_eq!(total, 1);
