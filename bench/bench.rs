@@ -30,7 +30,7 @@ use crate::{
     registry::Cache,
     shim::IrqDisabled,
     stats::{Stat, Stats},
-    test_shim::{now_ns, pin_current, Thread},
+    test_shim::{node_of, now_ns, pin_current, Thread},
     topology::Topology,
 };
 use core::{
@@ -598,42 +598,50 @@ pub(crate) fn hook_cost() -> Result {
 }
 
 /// Seed 000: near-page-size objects under churn (waves of allocations freed in a
-/// scrambled order), `min_partial` fixed at 5 against the per-size value.
+/// scrambled order), `min_partial` fixed at 5 against the per-size value, for waves of
+/// 16, 64 and 256 objects; with the memory each policy holds once the last wave is
+/// freed.
 pub(crate) fn seed000() -> Result {
     for size in [4096u32, 8192, 16384] {
-        for (policy, fixed) in [("fixed5", Some(5)), ("dynamic", None)] {
-            let r = rslub_cache(c"bench_seed000", size, None)?;
-            if let Some(v) = fixed {
-                r.core().set_min_partial(v);
-            }
-            let min_partial = r.core().min_partial();
-            let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), 64, GFP_KERNEL)?;
-            let mut times = [0u64; 200];
-            let before = r.core().stats();
-            let cost = on_cpu(0, || {
-                settle();
-                for (w, t) in times.iter_mut().enumerate() {
-                    *t = quiet(|| {
-                        for slot in v.iter_mut() {
-                            *slot = r.alloc();
-                        }
-                        // Free in a scrambled order: stride 37 over 64 (coprime), moved by
-                        // wave.
-                        for i in 0..64 {
-                            r.free(v[(i * 37 + w) % 64]);
-                        }
-                    });
+        for burst in [16usize, 64, 256] {
+            for (policy, fixed) in [("fixed5", Some(5)), ("dynamic", None)] {
+                let r = rslub_cache(c"bench_seed000", size, None)?;
+                if let Some(v) = fixed {
+                    r.core().set_min_partial(v);
                 }
-                // The mean: the waves differ by design (the free order moves).
-                Centi(times.iter().sum::<u64>() * 100 / (times.len() as u64 * 128))
-            })?;
-            let d = r.core().stats().since(&before);
-            result!(
-                "\"exp\":\"seed000\",\"size\":{size},\"policy\":\"{policy}\",\"min_partial\":{min_partial},\"new_slab\":{},\"slab_freed\":{},\"insn_per_op\":{cost}",
-                d.get(Stat::NewSlab),
-                d.get(Stat::SlabFreed)
-            );
-            r.destroy();
+                let min_partial = r.core().min_partial();
+                let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), burst, GFP_KERNEL)?;
+                let mut times = [0u64; 200];
+                let before = r.core().stats();
+                let cost = on_cpu(0, || {
+                    settle();
+                    for (w, t) in times.iter_mut().enumerate() {
+                        *t = quiet(|| {
+                            for slot in v.iter_mut() {
+                                *slot = r.alloc();
+                            }
+                            // Free in a scrambled order: stride 37 over the burst (coprime
+                            // with it), moved by wave.
+                            for i in 0..burst {
+                                r.free(v[(i * 37 + w) % burst.max(1)]);
+                            }
+                        });
+                    }
+                    // The mean: the waves differ by design (the free order moves).
+                    Centi(times.iter().sum::<u64>() * 100 / (times.len() * 2 * burst).max(1) as u64)
+                })?;
+                let d = r.core().stats().since(&before);
+                // What the policy keeps once the last wave is freed (no shrink).
+                let idle = r.core().footprint();
+                result!(
+                    "\"exp\":\"seed000\",\"size\":{size},\"burst\":{burst},\"policy\":\"{policy}\",\"min_partial\":{min_partial},\"new_slab\":{},\"slab_freed\":{},\"insn_per_op\":{cost},\"idle_slabs\":{},\"idle_bytes\":{}",
+                    d.get(Stat::NewSlab),
+                    d.get(Stat::SlabFreed),
+                    idle.slabs,
+                    idle.page_bytes + idle.meta_bytes
+                );
+                r.destroy();
+            }
         }
     }
     Ok(())
@@ -720,14 +728,56 @@ pub(crate) fn seed001() -> Result {
     Ok(())
 }
 
-/// Seed 002: allocations for a remote node, rslub against the kernel: cost, and for
-/// rslub the fast-path share.
+/// One round of seed 002's "plain after remote": an `alloc_node(remote)` (which may
+/// switch the CPU to a slab of that node), then `plain` allocations with no node asked
+/// for; returns how many of those came from another node than the CPU's. Everything is
+/// freed again.
+fn plain_after_remote<A: Allocator>(a: &A, remote: i32, plain: &mut [*mut c_void]) -> u64 {
+    let local = crate::shim::numa_mem_id().unsigned_abs();
+    let r = a.alloc_node(remote);
+    for slot in plain.iter_mut() {
+        *slot = a.alloc();
+    }
+    let far = plain
+        .iter()
+        .filter(|&&p| !p.is_null() && node_of(p as usize) != local)
+        .count() as u64;
+    for &p in plain.iter() {
+        a.free(p);
+    }
+    a.free(r);
+    far
+}
+
+/// Mixed `alloc_node` requests, each freed at once: one for node `remote` in every
+/// `every` (the others for the local node), `n` in all; instructions per request.
+fn mixed_nodes<A: Allocator>(a: &A, remote: i32, every: u64, n: u64) -> Centi {
+    let local = crate::shim::numa_mem_id();
+    measure(n, || {
+        for i in 0..n {
+            let node = if i % every.max(1) == 0 { remote } else { local };
+            let p = a.alloc_node(node);
+            a.free(black_box(p));
+        }
+    })
+}
+
+/// Seed 002 (skbs on the local node, 2010): SLUB lets a CPU allocate from another node's
+/// slab on the fast path once an `alloc_node` for that node switched its active slab, so
+/// allocations that ask for no node get remote memory. For three sizes on a CPU of node
+/// 0: `alloc_node(remote)` + free pairs (rslub and the kernel); rounds of one
+/// `alloc_node(remote)` followed by allocations with no node (how many of those came
+/// from the remote node, and, for rslub, how many on the fast path); and mixed
+/// local/remote `alloc_node` requests (one remote in 2, 4 and 16), with rslub's node
+/// mismatches (each one gives the active slab back, as in SLUB).
 pub(crate) fn seed002() -> Result {
     let topo = Topology::read();
     if topo.online_nodes < 2 {
         return Ok(());
     }
     let remote = topo.online_nodes as i32 - 1;
+    const ROUNDS: u64 = 200;
+    const PLAIN: usize = 8;
     for size in [64u32, 256, 1024] {
         let r = rslub_cache(c"bench_seed002", size, None)?;
         let k = Kernel::new(c"bench_seed002k", size)?;
@@ -743,6 +793,38 @@ pub(crate) fn seed002() -> Result {
                 Centi(fast * 10000 / all),
                 d.get(Stat::NodeMismatch)
             );
+
+            let mut plain = [ptr::null_mut::<c_void>(); PLAIN];
+            settle();
+            let before = r.core().stats();
+            let rf: u64 = (0..ROUNDS)
+                .map(|_| plain_after_remote(&r, remote, &mut plain))
+                .sum();
+            let d = r.core().stats().since(&before);
+            let kf: u64 = (0..ROUNDS)
+                .map(|_| plain_after_remote(&k, remote, &mut plain))
+                .sum();
+            let asked = ROUNDS * PLAIN as u64;
+            let fast = d.get(Stat::AllocFast);
+            let all = (fast + d.get(Stat::AllocSlow)).max(1);
+            result!(
+                "\"exp\":\"seed002_plain\",\"size\":{size},\"plain\":{asked},\"rslub_remote\":{rf},\"kernel_remote\":{kf},\"rslub_fast_pct\":{},\"rslub_node_mismatch\":{}",
+                Centi(fast * 10000 / all),
+                d.get(Stat::NodeMismatch)
+            );
+
+            for every in [2u64, 4, 16] {
+                let before = r.core().stats();
+                let rv = mixed_nodes(&r, remote, every, 2000);
+                let d = r.core().stats().since(&before);
+                let kv = mixed_nodes(&k, remote, every, 2000);
+                let all = (d.get(Stat::AllocFast) + d.get(Stat::AllocSlow)).max(1);
+                result!(
+                    "\"exp\":\"seed002_mixed\",\"size\":{size},\"remote_every\":{every},\"rslub\":{rv},\"kernel\":{kv},\"rslub_node_mismatch_pct\":{},\"rslub_new_slab\":{}",
+                    Centi(d.get(Stat::NodeMismatch) * 10000 / all),
+                    d.get(Stat::NewSlab)
+                );
+            }
         })?;
         drop(k);
         r.destroy();

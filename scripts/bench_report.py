@@ -325,21 +325,28 @@ def main():
         doc.append("Seed 000: near-page-size objects under churn\n"
                    "============================================\n")
         doc.append(
-            "Waves of 64 allocations freed in a scrambled order, 200 waves (instructions per\n"
-            "operation: the mean over all waves, which differ by design). ``min_partial``\n"
-            "fixed at 5 against the per-size value ``clamp(ilog2(size) / 2, 5, 10)``. Page\n"
-            "allocator calls are slabs allocated plus slabs freed.\n"
+            "Waves of ``burst`` allocations freed in a scrambled order, 200 waves per row\n"
+            "(instructions per operation: the mean over all waves, which differ by design).\n"
+            "``min_partial`` fixed at 5 against the per-size value ``clamp(ilog2(size) / 2,\n"
+            "5, 10)``. Page allocator calls are slabs allocated plus slabs freed; idle is\n"
+            "what the cache holds once the last wave is freed, without a shrink (slabs, and\n"
+            "their pages and metadata in KiB): the price of the calls saved.\n"
         )
-        body = [[r["size"], r["policy"], r["min_partial"], r["new_slab"], r["slab_freed"],
-                 r["new_slab"] + r["slab_freed"], f'{r["insn_per_op"]:.2f}'] for r in s0]
-        doc.append(table(["size", "policy", "min_partial", "new slabs", "slabs freed",
-                          "page allocator calls", "insn/op"], body))
-        sizes = sorted({r["size"] for r in s0})
+        s0.sort(key=lambda r: (r["size"], r.get("burst", 0), r["policy"]))
+        body = [[r["size"], r.get("burst", ""), r["policy"], r["min_partial"], r["new_slab"],
+                 r["slab_freed"], r["new_slab"] + r["slab_freed"], f'{r["insn_per_op"]:.2f}',
+                 r.get("idle_slabs", ""),
+                 f'{r["idle_bytes"] / 1024:.1f}' if "idle_bytes" in r else ""] for r in s0]
+        doc.append(table(["size", "burst", "policy", "min_partial", "new slabs", "slabs freed",
+                          "page allocator calls", "insn/op", "idle slabs", "idle KiB"], body))
+        groups = sorted({(r["size"], r.get("burst", 0)) for r in s0})
         pol = ["fixed5", "dynamic"]
         vals = [[next((r["new_slab"] + r["slab_freed"] for r in s0
-                       if r["size"] == sz and r["policy"] == p), None) for sz in sizes] for p in pol]
+                       if (r["size"], r.get("burst", 0)) == g and r["policy"] == p), None)
+                 for g in groups] for p in pol]
         svg_bars(os.path.join(figdir, "seed000.svg"), "Seed 000: page allocator calls",
-                 "slabs allocated + freed", sizes, ["min_partial 5", "dynamic"], vals)
+                 "slabs allocated + freed", [f"{sz}/{b}" for sz, b in groups],
+                 ["min_partial 5", "dynamic"], vals)
         doc.append("\n.. image:: benchmarks/seed000.svg\n")
 
     s1 = [r for r in recs if r.get("exp") == "seed001"]
@@ -380,6 +387,31 @@ def main():
                  "instructions per operation", [r["size"] for r in s2], ["rslub", "kernel"],
                  [[r["rslub"] for r in s2], [r["kernel"] for r in s2]])
         doc.append("\n.. image:: benchmarks/seed002.svg\n")
+        plain = [r for r in recs if r.get("exp") == "seed002_plain"]
+        if plain:
+            doc.append(
+                "The seed's point: after an ``alloc_node(remote)``, allocations that ask for no\n"
+                "node. Rounds of one ``alloc_node(remote)`` then ``plain`` / 200 allocations with\n"
+                "no node, all freed at the end of the round; how many of those came from the\n"
+                "remote node's memory (the object's page), and, for rslub, the share served on\n"
+                "the fast path and the active slabs given back for a node mismatch.\n"
+            )
+            body = [[r["size"], r["plain"], r["rslub_remote"], r["kernel_remote"],
+                     f'{r["rslub_fast_pct"]:.2f}', r["rslub_node_mismatch"]] for r in plain]
+            doc.append(table(["size", "plain allocations", "rslub: remote", "kernel: remote",
+                              "rslub fast path %", "rslub node mismatches"], body))
+        mixed = [r for r in recs if r.get("exp") == "seed002_mixed"]
+        if mixed:
+            doc.append(
+                "Mixed ``alloc_node`` requests, each object freed at once: one for the remote\n"
+                "node in every ``remote_every``, the others for the local node (instructions per\n"
+                "request; rslub's node mismatches per 100 requests and new slabs).\n"
+            )
+            body = [[r["size"], r["remote_every"], f'{r["rslub"]:.2f}', f'{r["kernel"]:.2f}',
+                     ratio(r["rslub"], r["kernel"]), f'{r["rslub_node_mismatch_pct"]:.2f}',
+                     r["rslub_new_slab"]] for r in mixed]
+            doc.append(table(["size", "remote every", "rslub", "kernel", "ratio",
+                              "rslub mismatches %", "rslub new slabs"], body))
 
     s3 = [r for r in recs if r.get("exp") == "seed003"]
     if s3:
