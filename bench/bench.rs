@@ -24,7 +24,7 @@
 
 use crate::{
     api, back,
-    bench_kmem::{kernel_slab_bytes, Allocator, Floor, Kernel, Nothing, Rslub},
+    bench_kmem::{kernel_slab_attr, kernel_slab_bytes, Allocator, Floor, Kernel, Nothing, Rslub},
     cache::{CacheCore, RemoteWalk, NO_NODE},
     params::{Params, RawParams},
     registry::Cache,
@@ -38,7 +38,10 @@ use core::{
     hint::black_box,
     ptr,
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{
+        AtomicBool, AtomicU32, AtomicU64, AtomicUsize,
+        Ordering::{Acquire, Relaxed, Release},
+    },
 };
 use kernel::{
     cpu::CpuId,
@@ -661,9 +664,9 @@ const SEED001_BATCH: usize = 16;
 pub(crate) fn seed001() -> Result {
     let ncpus = Topology::read().present_cpus as usize;
     let policies = [
-        ("max_order=1 min_objects=4", 1, 4),
+        ("max_order=0", 0, 0),
         ("default (auto)", 3, 0),
-        ("max_order=3 min_objects=16", 3, 16),
+        ("max_order=3 min_objects=64", 3, 64),
     ];
     for (label, max_order, min_objects) in policies {
         let params = Params::new(RawParams {
@@ -722,6 +725,200 @@ pub(crate) fn seed001() -> Result {
             Centi(slow * 10000 / total.max(1)),
             d.get(Stat::NewSlab),
             Centi(dt * 100 / nops.max(1))
+        );
+        r.destroy();
+    }
+    Ok(())
+}
+
+/// Capacity of a seed-001 mailbox.
+const RING: usize = 256;
+
+/// A single-producer single-consumer mailbox of objects: the previous CPU pushes what it
+/// allocated, this CPU pops and frees.
+#[repr(align(64))]
+struct Ring {
+    head: AtomicUsize,
+    tail: AtomicUsize,
+    slots: [AtomicUsize; RING],
+}
+
+impl Ring {
+    fn new() -> Self {
+        Self {
+            head: AtomicUsize::new(0),
+            tail: AtomicUsize::new(0),
+            slots: [const { AtomicUsize::new(0) }; RING],
+        }
+    }
+
+    /// Pushes `p`; false if the mailbox is full. Producer only.
+    fn push(&self, p: usize) -> bool {
+        let t = self.tail.load(Relaxed);
+        if t.wrapping_sub(self.head.load(Acquire)) == RING {
+            return false;
+        }
+        self.slots[t % RING].store(p, Relaxed);
+        self.tail.store(t.wrapping_add(1), Release);
+        true
+    }
+
+    /// Pops the oldest object, if any. Consumer only.
+    fn pop(&self) -> Option<usize> {
+        let h = self.head.load(Relaxed);
+        if h == self.tail.load(Acquire) {
+            return None;
+        }
+        let p = self.slots[h % RING].load(Relaxed);
+        self.head.store(h.wrapping_add(1), Release);
+        Some(p)
+    }
+}
+
+/// Rounds per CPU of the parallel seed 001.
+const SEED001_ROUNDS: usize = 4000;
+
+/// One run of the parallel seed 001 on every CPU at once: each allocates batches of
+/// objects and passes them to the next CPU, which frees them. A CPU whose next mailbox
+/// is full frees what its own holds meanwhile, so every object is freed by the next CPU
+/// (with one CPU, by itself). Returns the wall-clock nanoseconds.
+fn ring_run<A: Allocator + Sync>(a: &A, ncpus: usize) -> Result<u64> {
+    let mut rings = KVec::with_capacity(ncpus, GFP_KERNEL)?;
+    for _ in 0..ncpus {
+        rings.push(Ring::new(), GFP_KERNEL)?;
+    }
+    let arrived = AtomicU32::new(0);
+    let finished = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let go = AtomicBool::new(false);
+    let worker = |cpu: usize| {
+        arrived.fetch_add(1, Relaxed);
+        while !go.load(Acquire) {
+            core::hint::spin_loop();
+        }
+        let next = &rings[(cpu + 1) % ncpus];
+        let mine = &rings[cpu];
+        for _ in 0..SEED001_ROUNDS {
+            for _ in 0..SEED001_BATCH {
+                let p = a.alloc();
+                if p.is_null() {
+                    failed.store(true, Relaxed);
+                    continue;
+                }
+                while !next.push(p as usize) {
+                    match mine.pop() {
+                        Some(q) => a.free(q as *mut c_void),
+                        None => core::hint::spin_loop(),
+                    }
+                }
+            }
+            for _ in 0..SEED001_BATCH {
+                let Some(p) = mine.pop() else {
+                    break;
+                };
+                a.free(p as *mut c_void);
+            }
+        }
+        // Free what arrives until every producer is done (one may be waiting for room
+        // in this mailbox); then what is left is all there will be.
+        finished.fetch_add(1, Release);
+        while finished.load(Acquire) < ncpus {
+            match mine.pop() {
+                Some(p) => a.free(p as *mut c_void),
+                None => core::hint::spin_loop(),
+            }
+        }
+        while let Some(p) = mine.pop() {
+            a.free(p as *mut c_void);
+        }
+    };
+    let ns = on_cpu(0, || -> Result<u64> {
+        let mut bodies = KVec::with_capacity(ncpus, GFP_KERNEL)?;
+        for cpu in 1..ncpus {
+            bodies.push(move || worker(cpu), GFP_KERNEL)?;
+        }
+        let mut threads = KVec::new();
+        for (i, b) in bodies.iter().enumerate() {
+            let id = CpuId::from_u32(i as u32 + 1).ok_or(EINVAL)?;
+            // SAFETY: `bodies` outlives `threads`, dropped (joined) before it.
+            threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
+        }
+        let t0 = now_ns();
+        while arrived.load(Relaxed) < ncpus as u32 - 1 {
+            if now_ns() - t0 > 10_000_000_000 {
+                // Let the threads that did start run to the end, then give up.
+                go.store(true, Release);
+                pr_err!("seed001: not every CPU started its thread\n");
+                return Err(ETIMEDOUT);
+            }
+            core::hint::spin_loop();
+        }
+        let t0 = now_ns();
+        go.store(true, Release);
+        worker(0);
+        drop(threads);
+        Ok(now_ns() - t0)
+    })??;
+    if failed.load(Relaxed) {
+        return Err(ENOMEM);
+    }
+    Ok(ns)
+}
+
+/// Seed 001 again, on every CPU at once (not in turns): the hackbench-like ring of
+/// [`ring_run`] in the wall-clock boots of 1, 2, 4 and as many vCPUs as the host has
+/// cores, for order policies whose slabs differ, rslub beside the kernel: nanoseconds
+/// per operation (the best of three runs), and rslub's node-lock acquisitions, waits and
+/// time waited over that run.
+pub(crate) fn seed001_parallel() -> Result {
+    let ncpus = Topology::read().present_cpus as usize;
+    let policies = [
+        ("max_order=0", 0, 0),
+        ("default (auto)", 3, 0),
+        ("max_order=3 min_objects=64", 3, 64),
+    ];
+    let ops = (ncpus * SEED001_ROUNDS * SEED001_BATCH * 2) as u64;
+    let k = Kernel::new(c"bench_seed001pk", 512)?;
+    let mut k_best = u64::MAX;
+    for _ in 0..3 {
+        k_best = k_best.min(ring_run(&k, ncpus)?);
+    }
+    drop(k);
+    for (label, max_order, min_objects) in policies {
+        let params = Params::new(RawParams {
+            max_order,
+            min_objects,
+            ..RawParams::DEFAULT
+        })
+        .map_err(|_| EINVAL)?;
+        let r = rslub_cache(c"bench_seed001p", 512, Some(params))?;
+        let mut best: Option<(u64, Stats)> = None;
+        for _ in 0..3 {
+            let before = r.core().stats();
+            let ns = ring_run(&r, ncpus)?;
+            let d = r.core().stats().since(&before);
+            if best.as_ref().is_none_or(|b| ns < b.0) {
+                best = Some((ns, d));
+            }
+        }
+        let (ns, d) = best.ok_or(EINVAL)?;
+        let l = r.core().layout();
+        result!(
+            "\"exp\":\"seed001_parallel\",\"cpus\":{ncpus},\"policy\":\"{label}\",\"order\":{},\"objects_per_slab\":{},\"rslub_ns_per_op\":{},\"kernel_ns_per_op\":{},\"node_lock\":{},\"node_lock_contended\":{},\"node_lock_wait_ns\":{},\"node_locks_per_1000_ops\":{},\"wait_pct\":{},\"free_slow_pct\":{},\"new_slab\":{}",
+            l.order,
+            l.objects,
+            Centi(ns * 100 / ops.max(1)),
+            Centi(k_best * 100 / ops.max(1)),
+            d.get(Stat::NodeLock),
+            d.get(Stat::NodeLockContended),
+            d.get(Stat::NodeLockWaitNs),
+            Centi(d.get(Stat::NodeLock) * 100_000 / ops.max(1)),
+            Centi(d.get(Stat::NodeLockWaitNs) * 10_000 / (ns * ncpus as u64).max(1)),
+            Centi(
+                d.get(Stat::FreeSlow) * 10_000
+                    / (d.get(Stat::FreeFast) + d.get(Stat::FreeSlow)).max(1)
+            ),
+            d.get(Stat::NewSlab)
         );
         r.destroy();
     }
@@ -832,83 +1029,139 @@ pub(crate) fn seed002() -> Result {
     Ok(())
 }
 
+/// The partial slabs of seed 003: ten slabs' worth of objects allocated on each holder
+/// node (the nodes other than the CPU's, or the only one), every other one freed again.
+/// Returns the objects kept and how many were freed.
+fn seed003_fill<A: Allocator>(
+    a: &A,
+    per_slab: usize,
+    holders: core::ops::Range<i32>,
+) -> Result<(KVec<usize>, usize)> {
+    let mut kept = KVec::new();
+    let mut freed = 0;
+    for node in holders {
+        let mut objs: KVec<usize> = KVec::new();
+        for _ in 0..10 * per_slab {
+            let p = a.alloc_node(node);
+            if p.is_null() {
+                return Err(ENOMEM);
+            }
+            objs.push(p as usize, GFP_KERNEL)?;
+        }
+        for (i, &p) in objs.iter().enumerate() {
+            if i % 2 == 0 {
+                a.free(p as *mut c_void);
+                freed += 1;
+            } else {
+                kept.push(p, GFP_KERNEL)?;
+            }
+        }
+    }
+    Ok((kept, freed))
+}
+
 /// Seed 003: a CPU of node 0 allocates until the partial slabs run out. On several
 /// nodes, only the other nodes have partial slabs (the same number each), so every refill
 /// walks; on one node the local list has them, then runs dry. Remote walks, nodes looked
 /// at and successes, with the walk of each node once (none on one node) against SLUB's
-/// old zonelist walk.
+/// old zonelist walk, in the order A B B A (so that neither always runs first), with
+/// `min_partial` 0 and every refill walking, and with the defaults (`min_partial` from
+/// the size, `remote_node_defrag_ratio` 1000); the kernel's cache in the same scenario,
+/// whose search counts nothing (no `CONFIG_SLUB_STATS`): its instructions per allocation.
 pub(crate) fn seed003() -> Result {
     let topo = Topology::read();
     let nodes = topo.online_nodes as i32;
-    // The nodes that get partial slabs: the others, or the only one.
     let holders = if nodes > 1 { 1..nodes } else { 0..1 };
-    // A first round, not reported, pays what the first cache of a boot pays (about 6%
-    // more per allocation on one node, whichever walk goes first).
-    for (label, walk) in [
+    // On one node, go on past the partial slabs: the refills then find nothing.
+    let extra = |per_slab: usize| if nodes > 1 { 0 } else { 5 * per_slab };
+    const SIZE: u32 = 1024;
+    // A first round, not reported, pays what the first cache of a boot pays.
+    let abba = [
         ("warm-up", RemoteWalk::NodesOnce),
         ("nodes_once", RemoteWalk::NodesOnce),
         ("zonelist", RemoteWalk::Zonelist),
-    ] {
-        let r = rslub_cache(c"bench_seed003", 1024, None)?;
-        let c = r.core();
-        c.set_min_partial(0);
-        c.set_remote_node_defrag_ratio(1024);
-        c.set_remote_walk(walk);
-        let per_slab = c.layout().objects as usize;
-        let mut kept: KVec<usize> = KVec::new();
-        let mut used: KVec<usize> = KVec::new();
-        let res = on_cpu(0, || -> Result<(u64, u64, u64, u64, Centi)> {
-            // Ten slabs per holder node, every other object freed: partial slabs.
-            let mut partial_objects = 0;
-            for node in holders.clone() {
-                let mut objs: KVec<usize> = KVec::new();
-                for _ in 0..10 * per_slab {
-                    objs.push(r.alloc_node(node) as usize, GFP_KERNEL)?;
-                }
-                for (i, &p) in objs.iter().enumerate() {
-                    if i % 2 == 0 {
-                        r.free(p as *mut c_void);
-                        partial_objects += 1;
-                    } else {
-                        kept.push(p, GFP_KERNEL)?;
-                    }
-                }
+        ("zonelist", RemoteWalk::Zonelist),
+        ("nodes_once", RemoteWalk::NodesOnce),
+    ];
+    for tunables in ["walk_always", "defaults"] {
+        for (run, &(label, walk)) in abba.iter().enumerate() {
+            let r = rslub_cache(c"bench_seed003", SIZE, None)?;
+            let c = r.core();
+            if tunables == "walk_always" {
+                c.set_min_partial(0);
+                c.set_remote_node_defrag_ratio(1024);
+            } else {
+                c.set_remote_node_defrag_ratio(crate::cache::DEFAULT_REMOTE_NODE_DEFRAG_RATIO);
             }
-            // Every CPU's active slab back to its node's list.
-            c.shrink();
-            // On one node, go on past the partial slabs: the refills then find nothing.
-            let extra = if nodes > 1 { 0 } else { 5 * per_slab };
-            let n = partial_objects + extra;
-            used.reserve(n, GFP_KERNEL)?;
-            settle();
-            let before = c.stats();
-            let dt = quiet(|| {
-                for _ in 0..n {
-                    let _ = used.push_within_capacity(r.alloc_node(NO_NODE) as usize);
-                }
-            });
-            let d = c.stats().since(&before);
-            Ok((
-                d.get(Stat::GetPartial),
-                d.get(Stat::RemoteWalk),
+            c.set_remote_walk(walk);
+            let per_slab = c.layout().objects as usize;
+            let mut used: KVec<usize> = KVec::new();
+            let res = on_cpu(0, || -> Result<(KVec<usize>, u64, Stats)> {
+                let (kept, freed) = seed003_fill(&r, per_slab, holders.clone())?;
+                // Every CPU's active slab back to its node's list.
+                c.shrink();
+                let n = freed + extra(per_slab);
+                used.reserve(n, GFP_KERNEL)?;
+                settle();
+                let before = c.stats();
+                let dt = quiet(|| {
+                    for _ in 0..n {
+                        let _ = used.push_within_capacity(r.alloc_node(NO_NODE) as usize);
+                    }
+                });
+                let d = c.stats().since(&before);
+                Ok((kept, dt * 100 / n.max(1) as u64, d))
+            })?;
+            let (kept, cost, d) = res?;
+            let (tried, success, walks) = (
                 d.get(Stat::RemoteNodesTried),
                 d.get(Stat::RefillRemotePartial),
-                Centi(dt * 100 / n.max(1) as u64),
-            ))
-        })?;
-        let (get_partial, walks, tried, success, cost) = res?;
-        if label != "warm-up" {
-            result!(
-            "\"exp\":\"seed003\",\"nodes\":{nodes},\"walk\":\"{label}\",\"get_partial\":{get_partial},\"remote_walks\":{walks},\"remote_nodes_tried\":{tried},\"remote_success\":{success},\"tried_per_success\":{},\"tried_per_walk\":{},\"insn_per_alloc\":{cost}",
-            Centi(tried * 100 / success.max(1)),
-            Centi(tried * 100 / walks.max(1))
-        );
+                d.get(Stat::RemoteWalk),
+            );
+            if run > 0 {
+                result!(
+                    "\"exp\":\"seed003\",\"nodes\":{nodes},\"tunables\":\"{tunables}\",\"run\":{run},\"walk\":\"{label}\",\"min_partial\":{},\"get_partial\":{},\"remote_walks\":{walks},\"remote_walks_skipped\":{},\"remote_nodes_tried\":{tried},\"remote_success\":{success},\"tried_per_success\":{},\"tried_per_walk\":{},\"insn_per_alloc\":{}",
+                    c.min_partial(),
+                    d.get(Stat::GetPartial),
+                    d.get(Stat::RemoteWalkSkipped),
+                    Centi(tried * 100 / success.max(1)),
+                    Centi(tried * 100 / walks.max(1)),
+                    Centi(cost)
+                );
+            }
+            for &p in Iterator::chain(kept.iter(), used.iter()) {
+                r.free(p as *mut c_void);
+            }
+            r.destroy();
         }
-        for &p in Iterator::chain(kept.iter(), used.iter()) {
-            r.free(p as *mut c_void);
-        }
-        r.destroy();
     }
+    // The kernel's cache, the same scenario: its sheaves go back to the slabs before the
+    // allocations (kmem_cache_shrink), so the refills meet the same partial slabs.
+    let k = Kernel::new(c"bench_seed003k", SIZE)?;
+    let per_slab = kernel_slab_attr(c"bench_seed003k", c"objs_per_slab")? as usize;
+    let mut used: KVec<usize> = KVec::new();
+    let res = on_cpu(0, || -> Result<(KVec<usize>, u64)> {
+        let (kept, freed) = seed003_fill(&k, per_slab, holders.clone())?;
+        k.shrink();
+        let n = freed + extra(per_slab);
+        used.reserve(n, GFP_KERNEL)?;
+        settle();
+        let dt = quiet(|| {
+            for _ in 0..n {
+                let _ = used.push_within_capacity(k.alloc_node(NO_NODE) as usize);
+            }
+        });
+        Ok((kept, dt * 100 / n.max(1) as u64))
+    })?;
+    let (kept, cost) = res?;
+    result!(
+        "\"exp\":\"seed003_kernel\",\"nodes\":{nodes},\"insn_per_alloc\":{}",
+        Centi(cost)
+    );
+    for &p in Iterator::chain(kept.iter(), used.iter()) {
+        k.free(p as *mut c_void);
+    }
+    drop(k);
     Ok(())
 }
 

@@ -68,6 +68,11 @@ extern "C" {
         name: *const kernel::ffi::c_char,
         size: u32,
     ) -> *mut bindings::kmem_cache;
+    fn rslub_bench_kc_attr(
+        name: *const kernel::ffi::c_char,
+        attr: *const kernel::ffi::c_char,
+        v: *mut kernel::ffi::c_ulong,
+    ) -> kernel::ffi::c_int;
     fn rslub_bench_kc_slab_bytes(
         name: *const kernel::ffi::c_char,
         bytes: *mut kernel::ffi::c_ulong,
@@ -86,6 +91,16 @@ pub(crate) fn kernel_slab_bytes(name: &CStr) -> Result<u64> {
     Ok(bytes as u64)
 }
 
+/// The number in `/sys/kernel/slab/<name>/<attr>` of the kernel cache `name`.
+pub(crate) fn kernel_slab_attr(name: &CStr, attr: &CStr) -> Result<u64> {
+    let mut v = 0;
+    // SAFETY: Valid C strings; the out-pointer is valid for a write.
+    let r = unsafe { rslub_bench_kc_attr(name.as_char_ptr(), attr.as_char_ptr(), &mut v) };
+    kernel::error::to_result(r)?;
+    // `c_ulong` is 64 bits on x86-64.
+    Ok(v as u64)
+}
+
 /// The kernel's own kmem_cache.
 pub(crate) struct Kernel(pub(crate) *mut bindings::kmem_cache);
 
@@ -101,6 +116,14 @@ impl Kernel {
             return Err(ENOMEM);
         }
         Ok(Self(c))
+    }
+}
+
+impl Kernel {
+    /// `kmem_cache_shrink()`: the CPUs' sheaves go back to the slabs, empty slabs go.
+    pub(crate) fn shrink(&self) {
+        // SAFETY: `self.0` is a live cache.
+        unsafe { bindings::kmem_cache_shrink(self.0) };
     }
 }
 

@@ -72,7 +72,7 @@ module! {
         suite: u32 {
             default: 0,
             description: "0: side by side and seeds 000-002; 1: seed 003; 2: wall clock; \
-                3: fast paths and pair (the RSLUB_HARDENED=n build)",
+                3: fast paths and pair (the RSLUB_HARDENED=n build); 4: seed 001 on all CPUs at once",
         },
     },
 }
@@ -98,7 +98,8 @@ impl kernel::Module for RslubBench {
                 }
                 1 => bench::seed003()?,
                 2 => bench::wallclock()?,
-                _ => bench::fast_paths(true)?,
+                3 => bench::fast_paths(true)?,
+                _ => bench::seed001_parallel()?,
             }
             Ok(())
         };

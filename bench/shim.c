@@ -19,9 +19,10 @@ struct kmem_cache *rslub_bench_kc_create(const char *name, unsigned int size)
 #include <linux/kstrtox.h>
 
 int rslub_bench_kc_slab_bytes(const char *name, unsigned long *bytes);
+int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v);
 
 /* The first number in /sys/kernel/slab/@name/@attr, as a user reads it. */
-static int read_slab_attr(const char *name, const char *attr, unsigned long *v)
+int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v)
 {
 	char path[128], buf[64] = "";
 	struct file *f;
@@ -54,9 +55,9 @@ int rslub_bench_kc_slab_bytes(const char *name, unsigned long *bytes)
 	unsigned long slabs, order;
 	int ret;
 
-	ret = read_slab_attr(name, "slabs", &slabs);
+	ret = rslub_bench_kc_attr(name, "slabs", &slabs);
 	if (!ret)
-		ret = read_slab_attr(name, "order", &order);
+		ret = rslub_bench_kc_attr(name, "order", &order);
 	if (!ret)
 		*bytes = slabs * (PAGE_SIZE << order);
 	return ret;

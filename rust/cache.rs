@@ -38,6 +38,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::atomic::{Atomic, Relaxed},
+    time::{Instant, Monotonic},
 };
 
 /// `NUMA_NO_NODE`: any node, the local one preferred.
@@ -536,12 +537,20 @@ impl CacheCore {
         unsafe { arch::this_cpu_inc(self.pcpu(), Self::stat_offset(s)) };
     }
 
-    /// Takes `node`'s lock, counting it, and counting a wait if another CPU holds it.
+    /// Takes `node`'s lock, counting it, and counting a wait, and how long it took, if
+    /// another CPU holds it.
     fn lock_node<'a>(&self, node: &'a Node, irq: &'a IrqDisabled) -> NodeGuard<'a> {
         self.stat(Stat::NodeLock);
         node.try_lock(irq).unwrap_or_else(|| {
             self.stat(Stat::NodeLockContended);
-            node.lock(irq)
+            let start = Instant::<Monotonic>::now();
+            let g = node.lock(irq);
+            let waited = start.elapsed().as_nanos().max(0) as u64;
+            // SAFETY: Counter `NodeLockWaitNs` of this cache's live per-cpu area.
+            unsafe {
+                arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::NodeLockWaitNs), waited)
+            };
+            g
         })
     }
 

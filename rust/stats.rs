@@ -76,6 +76,8 @@ stats! {
     NodeLock = "node_lock",
     /// A node lock was taken while another CPU held it: this one waited.
     NodeLockContended = "node_lock_contended",
+    /// Nanoseconds spent waiting for node locks other CPUs held (`CLOCK_MONOTONIC`).
+    NodeLockWaitNs = "node_lock_wait_ns",
     /// A free pointer was found outside its slab (overwritten): the list was cut there.
     FreelistCorrupt = "freelist_corrupt",
     /// Problems the debug checks found and reported (`rust/debug.rs`), and frees of

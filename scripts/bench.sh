@@ -4,8 +4,10 @@
 # make bench: rslub against the kernel's kmem_cache, and the seed experiments, under QEMU
 # -icount (instructions, not seconds), in guests that do the same from boot to boot
 # (scripts/bench_vm.sh). Boots: CPUS (4) CPUs on 2 nodes for the side-by-side tables and
-# seeds 000-002, twice, the second to check that the figures repeat; 4 nodes and 1 node
-# for seed 003; then three boots without icount for the wall-clock ratio; then the real
+# seeds 000-002, twice, the second to check that the figures repeat; the build with
+# RSLUB_HARDENED=n for its fast paths; 4 nodes and 1 node for seed 003; seed 001 on all
+# CPUs at once on 1, 2, 4 and nproc vCPUs; three boots without icount for the wall-clock
+# ratio; then the real
 # workloads (scripts/bench_real_guest.sh), on CPUS, 2 and 1 vCPUs and in three wall-clock
 # boots. Writes
 # Documentation/benchmarks/results.{json,csv}, the SVG plots, and the tables of
@@ -39,6 +41,15 @@ NODES=2 "$vm" "$out/repeat.jsonl" suite=0
 NODES=2 RSLUB_HARDENED=n "$vm" "$out/unhardened.jsonl" suite=3
 NODES=4 "$vm" "$out/nodes4.jsonl" suite=1
 NODES=1 "$vm" "$out/nodes1.jsonl" suite=1
+# Seed 001 on all CPUs at once (wall clock: QEMU runs the vCPUs in parallel threads), on
+# 1, 2, 4 and as many vCPUs as this host has cores, one node (one node lock for all).
+par_cpus="1 2 4"
+case " $par_cpus " in *" $(nproc) "*) ;; *) par_cpus+=" $(nproc)" ;; esac
+par_files=()
+for n in $par_cpus; do
+	CPUS=$n NODES=1 WALLCLOCK=1 "$vm" "$out/parallel$n.jsonl" suite=4
+	par_files+=("$out/parallel$n.jsonl")
+done
 # The secondary figure: wall clock, rslub and the kernel interleaved, in three boots.
 for i in 1 2 3; do
 	NODES=2 WALLCLOCK=1 "$vm" "$out/wall$i.jsonl" suite=2
@@ -62,6 +73,6 @@ python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	--provenance "commit $commit, kernel build $kbuild, $qemu_version" \
 	--repeat "$out/repeat.jsonl" \
 	"$out/nodes2.jsonl" "$out/unhardened.jsonl" "$out/nodes4.jsonl" "$out/nodes1.jsonl" \
-	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl" \
+	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl" "${par_files[@]}" \
 	--real "$out/real_cpus$CPUS.jsonl" "$out/real_cpus2.jsonl" "$out/real_cpus1.jsonl" \
 	"$out/realwall1.jsonl" "$out/realwall2.jsonl" "$out/realwall3.jsonl"

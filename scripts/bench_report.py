@@ -282,11 +282,9 @@ def main():
     doc.append(
         "Instructions per operation (an alloc+free pair counts as one operation where the\n"
         "table says pair). ``ratio`` is rslub / kernel: below 1, rslub runs fewer\n"
-        "instructions. From 256 bytes up, ``batch`` and ``bulk128`` cost rslub more per\n"
-        "object than below, and there it comes close to the kernel or above it: 128 objects\n"
-        "fill 8 slabs or more, a node keeps ``min_partial`` (5 to 6 here) empty ones, and\n"
-        "each round gives the others back to the page allocator and allocates them again\n"
-        "(seed 000 is about that trade-off); the kernel's sheaves keep the objects instead.\n"
+        "instructions. The rows where rslub runs more than the kernel are listed after the\n"
+        "tables with rslub's counters over their measurement, which say where the work\n"
+        "went.\n"
     )
     for exp, title in SIDE_BY_SIDE:
         rows = [r for r in main_boot if r.get("exp") == exp]
@@ -358,9 +356,9 @@ def main():
             "CPU, which frees them: every free is remote. The CPUs take turns, 400 rounds: in\n"
             "its turn a CPU allocates a batch for the next one and frees the batch the previous\n"
             "one left it, interrupts off, timed. So the figures hold every slow path and remote\n"
-            "free of the pattern and no waiting on locks (which a run in parallel would add, by\n"
-            f"a schedule no two runs share). With {a.cpus} CPUs the CPU-scaled default already\n"
-            "gives ``min_objects`` 16.\n"
+            "free of the pattern and no waiting on locks (the parallel runs below have those).\n"
+            "The three policies give slabs of different sizes (the order and objects per slab\n"
+            "columns; the default scales ``min_objects`` with the CPU count).\n"
         )
         body = [[r["policy"], r["order"], r["objects_per_slab"], f'{r["alloc_slow_pct"]:.2f}',
                  f'{r["free_slow_pct"]:.2f}', f'{r["slow_pct"]:.2f}', r["new_slab"],
@@ -371,6 +369,30 @@ def main():
                  "instructions per operation", [r["policy"] for r in s1], ["rslub"],
                  [[r["insn_per_op"] for r in s1]])
         doc.append("\n.. image:: benchmarks/seed001.svg\n")
+
+    sp = sorted((r for r in recs if r.get("exp") == "seed001_parallel"),
+                key=lambda r: (r["cpus"], r["order"]))
+    if sp:
+        doc.append(
+            "On all CPUs at once, the same ring (every CPU allocating 512-byte objects in\n"
+            "batches of 16 and passing them to the next CPU, which frees them; a CPU waiting\n"
+            "for room in the next mailbox frees what its own holds), in boots of 1, 2, 4 and\n"
+            "as many vCPUs as the host has cores, one NUMA node, without icount: QEMU runs\n"
+            "the vCPUs as parallel host threads, so CPUs meet on the node lock. Wall-clock\n"
+            "nanoseconds per operation (the best of three runs; the host's cores, not the\n"
+            "vCPUs, bound how many run at once), the kernel's cache beside, and rslub's\n"
+            "node-lock acquisitions, waits and time waited in that run (``wait %``: of all\n"
+            "CPUs' time).\n"
+        )
+        body = [[r["cpus"], r["policy"], r["order"], r["objects_per_slab"],
+                 f'{r["rslub_ns_per_op"]:.2f}', f'{r["kernel_ns_per_op"]:.2f}',
+                 ratio(r["rslub_ns_per_op"], r["kernel_ns_per_op"]),
+                 f'{r["free_slow_pct"]:.2f}', r["node_lock"], r["node_lock_contended"],
+                 f'{r["node_locks_per_1000_ops"]:.2f}', f'{r["node_lock_wait_ns"] / 1000:.1f}',
+                 f'{r["wait_pct"]:.2f}', r["new_slab"]] for r in sp]
+        doc.append(table(["vCPUs", "policy", "order", "objects/slab", "rslub ns/op",
+                          "kernel ns/op", "ratio", "free slow %", "node locks", "waited",
+                          "locks per 1000 ops", "wait µs", "wait %", "new slabs"], body))
 
     s2 = [r for r in recs if r.get("exp") == "seed002"]
     if s2:
@@ -418,25 +440,58 @@ def main():
         doc.append("Seed 003: get_any_partial, each node once\n"
                    "=========================================\n")
         doc.append(
-            "A CPU of node 0 allocates until the partial slabs run out. On 4 nodes only the\n"
-            "other three nodes have partial slabs, ten each, so every refill walks and the\n"
-            "nearest nodes run dry first; on 1 node the local list has them, then runs dry.\n"
-            "``nodes_once`` is rslub's walk (nearest first, each node once, none on one node);\n"
-            "``zonelist`` is SLUB's walk before the 2018 fix, zone by zone (``remote_walk`` =\n"
-            "1). Nodes tried count every remote node list looked at.\n"
+            "A CPU of node 0 allocates until the partial slabs run out. On several nodes only\n"
+            "the other nodes have partial slabs, ten each, so every refill walks and the\n"
+            "nearest nodes run dry first (the boots give the nodes distances that differ, on a\n"
+            "ring: ``scripts/bench_vm.sh``); on one node the local list has them, then runs\n"
+            "dry. ``nodes_once`` is rslub's walk (nearest first, each node once, none on one\n"
+            "node); ``zonelist`` is SLUB's walk before the 2018 fix, zone by zone\n"
+            "(``remote_walk`` = 1). Nodes tried count every remote node list looked at. Each\n"
+            "walk runs twice, in the order A B B A (``run``), with ``min_partial`` 0 and every\n"
+            "refill walking (``walk_always``), and with the defaults (``min_partial`` from the\n"
+            "size, which the walk leaves on each node; ``remote_node_defrag_ratio`` 1000, a\n"
+            "random share of refills skips the walk).\n"
         )
-        body = [[r["nodes"], r["walk"], r["get_partial"], r["remote_walks"],
-                 r["remote_nodes_tried"], r["remote_success"],
+        body = [[r["nodes"], r.get("tunables", ""), r.get("run", ""), r["walk"],
+                 r.get("min_partial", ""), r["get_partial"], r["remote_walks"],
+                 r.get("remote_walks_skipped", ""), r["remote_nodes_tried"], r["remote_success"],
                  f'{r["tried_per_success"]:.2f}' if r["remote_success"] else "-",
                  f'{r["tried_per_walk"]:.2f}' if r["remote_walks"] else "-",
                  f'{r["insn_per_alloc"]:.2f}']
-                for r in sorted(s3, key=lambda r: (-r["nodes"], r["walk"]))]
-        doc.append(table(["nodes", "walk", "get_partial", "remote walks", "nodes tried",
-                          "successes", "tried per success", "tried per walk", "insn/alloc"], body))
-        groups = [f'{r["nodes"]} nodes' for r in s3 if r["walk"] == "nodes_once"]
-        vals = [[r["remote_nodes_tried"] for r in s3 if r["walk"] == w] for w in ("nodes_once", "zonelist")]
+                for r in sorted(s3, key=lambda r: (-r["nodes"], r.get("tunables", ""),
+                                                   r.get("run", 0)))]
+        doc.append(table(["nodes", "tunables", "run", "walk", "min_partial", "get_partial",
+                          "remote walks", "walks skipped", "nodes tried", "successes",
+                          "tried per success", "tried per walk", "insn/alloc"], body))
+        k3 = [r for r in recs if r.get("exp") == "seed003_kernel"]
+        if k3:
+            doc.append(
+                "The kernel's cache in the same scenario (its sheaves shrunk back into the slabs\n"
+                "first). Its search counts nothing without ``CONFIG_SLUB_STATS``, so only its\n"
+                "instructions per allocation compare, beside rslub's mean over the runs:\n"
+            )
+            body = []
+            for r in sorted(k3, key=lambda r: -r["nodes"]):
+                mine = [x for x in s3 if x["nodes"] == r["nodes"]]
+                row = [r["nodes"], f'{r["insn_per_alloc"]:.2f}']
+                for t in ("walk_always", "defaults"):
+                    for w in ("nodes_once", "zonelist"):
+                        v = [x["insn_per_alloc"] for x in mine
+                             if x.get("tunables") == t and x["walk"] == w]
+                        row.append(f"{sum(v) / len(v):.2f}" if v else "-")
+                body.append(row)
+            doc.append(table(["nodes", "kernel insn/alloc", "rslub nodes_once (walk_always)",
+                              "rslub zonelist (walk_always)", "rslub nodes_once (defaults)",
+                              "rslub zonelist (defaults)"], body))
+        first = [r for r in s3 if r.get("tunables", "walk_always") == "walk_always"
+                 and r.get("run", 1) in (1, 2)]
+        groups = sorted({r["nodes"] for r in first}, reverse=True)
+        vals = [[next((r["remote_nodes_tried"] for r in first
+                       if r["nodes"] == g and r["walk"] == w), None) for g in groups]
+                for w in ("nodes_once", "zonelist")]
         svg_bars(os.path.join(figdir, "seed003.svg"), "Seed 003: remote nodes looked at",
-                 "nodes looked at", groups, ["each node once", "zonelist (old SLUB)"], vals)
+                 "nodes looked at", [f"{g} nodes" for g in groups],
+                 ["each node once", "zonelist (old SLUB)"], vals)
         doc.append("\n.. image:: benchmarks/seed003.svg\n")
 
     hook = [r for r in recs if r.get("exp") == "hook_cost" and r["boot"] == "nodes2"]
@@ -500,7 +555,8 @@ Method
 ======
 
 QEMU here runs TCG only (no usable KVM), so wall-clock nanoseconds say little: they
-vary 25-45% between boots. Under ``-icount shift=0`` the guest clock instead advances
+vary from boot to boot (the wall-clock section at the end shows by how much, in this
+run). Under ``-icount shift=0`` the guest clock instead advances
 exactly one nanosecond per guest instruction, of whichever vCPU runs it (QEMU then runs
 the vCPUs in turn on one host thread), so a ``ktime_get()`` difference is an instruction
 count.
@@ -541,9 +597,10 @@ interrupt flag. rslub's fast path uses an unlocked ``cmpxchg16b`` (a multi-µop
 instruction, but without a bus lock; a locked ``CMPXCHG`` measures about 19 cycles of
 throughput on Alder Lake-P at uops.info), the kernel's sheaves a per-CPU local lock;
 their real cost on hardware differs from their instruction count, and this project has
-not measured them on hardware. Nor do the figures show contention: CPUs that take
-turns never wait for each other's locks, and ``all_cpus`` shares nothing between CPUs.
-The wall-clock table at the end, from truly parallel vCPUs, is a range by design.
+not measured them on hardware. Nor do the icount figures show contention: CPUs that
+take turns never wait for each other's locks, and ``all_cpus`` shares nothing between
+CPUs. The parallel runs of seed 001 and the wall-clock table at the end, from truly
+parallel vCPUs, do; they are ranges by design.
 """
 
 if __name__ == "__main__":

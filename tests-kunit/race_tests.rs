@@ -239,6 +239,7 @@ mod tests {
         let d = c.stats().since(&before);
         assert_eq!(d.get(Stat::NodeLock), 1);
         assert_eq!(d.get(Stat::NodeLockContended), 0);
+        assert_eq!(d.get(Stat::NodeLockWaitNs), 0);
 
         let holding = AtomicBool::new(false);
         let freeing = AtomicBool::new(false);
@@ -282,6 +283,8 @@ mod tests {
         // CPU 1: S1 full to partial, partial to empty; CPU 0: S3 full to partial.
         assert_eq!(d.get(Stat::NodeLock), 3);
         assert_eq!(d.get(Stat::NodeLockContended), 1);
+        // The wait was timed (how long is the scheduler's business, not this test's).
+        assert!(d.get(Stat::NodeLockWaitNs) > 0);
         free_all(&c, &s2[1..]);
         free_all(&c, &s3[1..]);
         free(&c, last[0]);
