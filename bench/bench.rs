@@ -607,32 +607,15 @@ pub(crate) fn hook_cost() -> Result {
 pub(crate) fn seed000() -> Result {
     for size in [4096u32, 8192, 16384] {
         for burst in [16usize, 64, 256] {
+            let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), burst, GFP_KERNEL)?;
             for (policy, fixed) in [("fixed5", Some(5)), ("dynamic", None)] {
                 let r = rslub_cache(c"bench_seed000", size, None)?;
                 if let Some(v) = fixed {
                     r.core().set_min_partial(v);
                 }
                 let min_partial = r.core().min_partial();
-                let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), burst, GFP_KERNEL)?;
-                let mut times = [0u64; 200];
                 let before = r.core().stats();
-                let cost = on_cpu(0, || {
-                    settle();
-                    for (w, t) in times.iter_mut().enumerate() {
-                        *t = quiet(|| {
-                            for slot in v.iter_mut() {
-                                *slot = r.alloc();
-                            }
-                            // Free in a scrambled order: stride 37 over the burst (coprime
-                            // with it), moved by wave.
-                            for i in 0..burst {
-                                r.free(v[(i * 37 + w) % burst.max(1)]);
-                            }
-                        });
-                    }
-                    // The mean: the waves differ by design (the free order moves).
-                    Centi(times.iter().sum::<u64>() * 100 / (times.len() * 2 * burst).max(1) as u64)
-                })?;
+                let cost = waves(&r, &mut v)?;
                 let d = r.core().stats().since(&before);
                 // What the policy keeps once the last wave is freed (no shrink).
                 let idle = r.core().footprint();
@@ -645,9 +628,40 @@ pub(crate) fn seed000() -> Result {
                 );
                 r.destroy();
             }
+            // The kernel's cache, the same waves; what it keeps idle, from its own account.
+            let k = Kernel::new(c"bench_seed000k", size)?;
+            let cost = waves(&k, &mut v)?;
+            let idle = kernel_slab_bytes(c"bench_seed000k")?;
+            result!(
+                "\"exp\":\"seed000\",\"size\":{size},\"burst\":{burst},\"policy\":\"kernel\",\"insn_per_op\":{cost},\"idle_bytes\":{idle}"
+            );
+            drop(k);
         }
     }
     Ok(())
+}
+
+/// Seed 000's churn on CPU 0: 200 waves of `v.len()` allocations freed in a scrambled
+/// order; instructions per operation, the mean over the waves (which differ by design:
+/// the free order moves).
+fn waves<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> Result<Centi> {
+    let burst = v.len().max(1);
+    let mut times = [0u64; 200];
+    on_cpu(0, || {
+        settle();
+        for (w, t) in times.iter_mut().enumerate() {
+            *t = quiet(|| {
+                for slot in v.iter_mut() {
+                    *slot = a.alloc();
+                }
+                // Stride 37 over the burst (coprime with it), moved by wave.
+                for i in 0..burst {
+                    a.free(v[(i * 37 + w) % burst]);
+                }
+            });
+        }
+        Centi(times.iter().sum::<u64>() * 100 / (times.len() * 2 * burst).max(1) as u64)
+    })
 }
 
 /// Objects one CPU allocates per turn in seed 001, for the next CPU to free.
@@ -662,7 +676,6 @@ const SEED001_BATCH: usize = 16;
 /// and remote free of the pattern and none of the waiting on locks that an interleaving
 /// would add; the wall-clock table is where truly parallel runs show.
 pub(crate) fn seed001() -> Result {
-    let ncpus = Topology::read().present_cpus as usize;
     let policies = [
         ("max_order=0", 0, 0),
         ("default (auto)", 3, 0),
@@ -676,40 +689,9 @@ pub(crate) fn seed001() -> Result {
         })
         .map_err(|_| EINVAL)?;
         let r = rslub_cache(c"bench_seed001", 512, Some(params))?;
-        // What each CPU finds left by the previous one.
-        let mut rings = KVec::from_elem(
-            [ptr::null_mut::<c_void>(); SEED001_BATCH],
-            ncpus,
-            GFP_KERNEL,
-        )?;
-        let rounds = 400u64;
-        settle();
         let before = r.core().stats();
-        let mut dt = 0;
-        for _ in 0..rounds {
-            for cpu in 0..ncpus {
-                let next = (cpu + 1) % ncpus;
-                let mut batch = [ptr::null_mut::<c_void>(); SEED001_BATCH];
-                let left = core::mem::replace(&mut rings[cpu], batch);
-                dt += quiet_on(cpu as u32, || {
-                    for b in batch.iter_mut() {
-                        *b = r.alloc();
-                    }
-                    for &p in left.iter().filter(|p| !p.is_null()) {
-                        r.free(p);
-                    }
-                })?;
-                rings[next] = batch;
-            }
-        }
+        let cost = turns(&r)?;
         let d = r.core().stats().since(&before);
-        for ring in rings.iter() {
-            for &p in ring.iter().filter(|p| !p.is_null()) {
-                r.free(p);
-            }
-        }
-        // Every turn but CPU 0's first frees a batch.
-        let nops = (rounds * ncpus as u64 * 2 - 1) * SEED001_BATCH as u64;
         let l = *r.core().layout();
         let total = d.get(Stat::AllocFast)
             + d.get(Stat::AllocSlow)
@@ -724,11 +706,59 @@ pub(crate) fn seed001() -> Result {
             Centi(d.get(Stat::FreeSlow) * 10000 / (d.get(Stat::FreeFast) + d.get(Stat::FreeSlow)).max(1)),
             Centi(slow * 10000 / total.max(1)),
             d.get(Stat::NewSlab),
-            Centi(dt * 100 / nops.max(1))
+            cost
         );
         r.destroy();
     }
+    let k = Kernel::new(c"bench_seed001k", 512)?;
+    let cost = turns(&k)?;
+    let order = kernel_slab_attr(c"bench_seed001k", c"order")?;
+    let per_slab = kernel_slab_attr(c"bench_seed001k", c"objs_per_slab")?;
+    result!(
+        "\"exp\":\"seed001\",\"policy\":\"kernel\",\"order\":{order},\"objects_per_slab\":{per_slab},\"insn_per_op\":{cost}"
+    );
+    drop(k);
     Ok(())
+}
+
+/// Seed 001's turns: 400 rounds in which every CPU in turn allocates a batch for the
+/// next CPU and frees the batch the previous one left it, interrupts off, timed;
+/// instructions per operation.
+fn turns<A: Allocator>(a: &A) -> Result<Centi> {
+    let ncpus = Topology::read().present_cpus as usize;
+    // What each CPU finds left by the previous one.
+    let mut rings = KVec::from_elem(
+        [ptr::null_mut::<c_void>(); SEED001_BATCH],
+        ncpus,
+        GFP_KERNEL,
+    )?;
+    let rounds = 400u64;
+    settle();
+    let mut dt = 0;
+    for _ in 0..rounds {
+        for cpu in 0..ncpus {
+            let next = (cpu + 1) % ncpus;
+            let mut batch = [ptr::null_mut::<c_void>(); SEED001_BATCH];
+            let left = core::mem::replace(&mut rings[cpu], batch);
+            dt += quiet_on(cpu as u32, || {
+                for b in batch.iter_mut() {
+                    *b = a.alloc();
+                }
+                for &p in left.iter().filter(|p| !p.is_null()) {
+                    a.free(p);
+                }
+            })?;
+            rings[next] = batch;
+        }
+    }
+    for ring in rings.iter() {
+        for &p in ring.iter().filter(|p| !p.is_null()) {
+            a.free(p);
+        }
+    }
+    // Every turn but CPU 0's first frees a batch.
+    let nops = (rounds * ncpus as u64 * 2 - 1) * SEED001_BATCH as u64;
+    Ok(Centi(dt * 100 / nops.max(1)))
 }
 
 /// Capacity of a seed-001 mailbox.

@@ -6,8 +6,9 @@
 //!
 //! This file holds the cache's state and its creation; the paths are in
 //! `cache_alloc.rs` (allocation), `cache_free.rs` (free), `cache_partial.rs` (partial
-//! slabs across CPUs and nodes), `cache_teardown.rs` (flush, shrink, destroy) and
-//! `cache_debug.rs` (debug caches).
+//! slabs across CPUs and nodes), `cache_teardown.rs` (flush, shrink, destroy),
+//! `cache_debug.rs` (debug caches) and `cache_stats.rs` (counters and what the cache
+//! holds).
 
 #[path = "cache_alloc.rs"]
 mod alloc;
@@ -17,6 +18,8 @@ mod debug_paths;
 mod free;
 #[path = "cache_partial.rs"]
 mod partial;
+#[path = "cache_stats.rs"]
+mod stats;
 #[path = "cache_teardown.rs"]
 mod teardown;
 
@@ -28,7 +31,7 @@ use crate::{
     percpu::{possible_cpus, PerCpu},
     shim::{self, IrqDisabled},
     slab::{FreePtr, Slab},
-    stats::{Stat, Stats, NR_STATS},
+    stats::{Stat, NR_STATS},
 };
 use core::{mem::offset_of, num::NonZeroU32, pin::Pin, ptr};
 use kernel::{
@@ -73,17 +76,6 @@ pub(crate) const RATIO_SCALE: u32 = 1024;
 /// Default `remote_node_defrag_ratio`, in 1/1024ths: SLUB's 100% (1000), so nearly every
 /// remote-capable refill walks the other nodes.
 pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
-
-/// What [`CacheCore::footprint`] counts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Footprint {
-    /// Slabs on all nodes (active, partial, full, on CPU lists).
-    pub(crate) slabs: u64,
-    /// Bytes of their pages.
-    pub(crate) page_bytes: u64,
-    /// Bytes of their metadata (`Slab`), kept outside the slabs.
-    pub(crate) meta_bytes: u64,
-}
 
 /// One CPU's view of a cache.
 ///
@@ -483,58 +475,11 @@ impl CacheCore {
         Ok(n)
     }
 
-    /// Counter values summed over all CPUs.
-    pub(crate) fn stats(&self) -> Stats {
-        let mut s = Stats::ZERO;
-        for c in possible_cpus() {
-            // SAFETY: CPU `c`'s copy is live; the counters are plain integers, and a torn
-            // or stale read only makes the snapshot slightly old.
-            let counters = unsafe { ptr::read_volatile(&raw const (*self.cpu.on(c)).stats) };
-            s.add(&counters);
-        }
-        s
-    }
-
-    /// Slabs and objects per node: `(slabs, objects, partial slabs)` of node `nid`.
-    pub(crate) fn node_counts(&self, nid: u32) -> (i64, i64, u32) {
-        let n = self.node(nid);
-        (n.nr_slabs(), n.total_objects(), n.nr_partial())
-    }
-
-    /// The memory the cache holds now: its slabs on all nodes, the bytes of their pages,
-    /// and the bytes of the metadata rslub keeps for each slab outside it (a `Slab` from
-    /// `kmalloc`, rounded up to its size class). Counters read without a lock: a snapshot.
-    pub(crate) fn footprint(&self) -> Footprint {
-        let slabs: i64 = (0..self.nodes.len() as u32)
-            .map(|nid| self.node(nid).nr_slabs())
-            .sum();
-        let slabs = slabs.max(0) as u64;
-        // SAFETY: A pure function of its argument.
-        let meta = unsafe { bindings::kmalloc_size_roundup(size_of::<Slab>()) } as u64;
-        Footprint {
-            slabs,
-            page_bytes: slabs * u64::from(layout::slab_bytes(self.layout.order)),
-            meta_bytes: slabs * meta,
-        }
-    }
-
     /// Whether `cpu` has an active slab of this cache (a hint: it may change at once).
     #[cfg(rslub_inject)]
     pub(crate) fn has_active_slab(&self, cpu: kernel::cpu::CpuId) -> bool {
         // SAFETY: A live per-cpu area; a racy read of one word, for the suites.
         unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).slab) != NO_SLAB }
-    }
-
-    /// Offset of counter `s` in a `CpuSlab`.
-    const fn stat_offset(s: Stat) -> usize {
-        offset_of!(CpuSlab, stats) + s as usize * 8
-    }
-
-    /// Counts `s` on the current CPU.
-    #[inline(always)]
-    fn stat(&self, s: Stat) {
-        // SAFETY: The address is counter `s` of this cache's live per-cpu area.
-        unsafe { arch::this_cpu_inc(self.pcpu(), Self::stat_offset(s)) };
     }
 
     /// Takes `node`'s lock, counting it, and counting a wait, and how long it took, if
@@ -552,12 +497,6 @@ impl CacheCore {
             };
             g
         })
-    }
-
-    /// Takes back a [`CacheCore::stat`] whose event did not happen.
-    fn stat_sub(&self, s: Stat) {
-        // SAFETY: The address is counter `s` of this cache's live per-cpu area.
-        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(s), u64::MAX) };
     }
 
     /// The per-cpu address of this cache's `CpuSlab`.
