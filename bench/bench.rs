@@ -308,6 +308,44 @@ fn spin<A: Allocator>(
     }
 }
 
+/// Runs `worker(cpu)` on CPUs 1..`ncpus`, each in a thread of its own, waits until each
+/// has counted itself in `arrived`, then runs `main` here (on CPU 0) and joins the
+/// threads. A CPU that never starts its thread within `timeout_ns` of guest time must
+/// not hang the benchmark: then `give_up` (which must let the threads that did start
+/// finish) and `ETIMEDOUT`.
+fn with_workers<R>(
+    ncpus: usize,
+    worker: &(dyn Fn(usize) + Sync),
+    arrived: &AtomicU32,
+    timeout_ns: u64,
+    what: &str,
+    give_up: impl FnOnce(),
+    main: impl FnOnce() -> R,
+) -> Result<R> {
+    let mut bodies = KVec::with_capacity(ncpus, GFP_KERNEL)?;
+    for cpu in 1..ncpus {
+        bodies.push(move || worker(cpu), GFP_KERNEL)?;
+    }
+    let mut threads = KVec::new();
+    for (i, b) in bodies.iter().enumerate() {
+        let id = CpuId::from_u32(i as u32 + 1).ok_or(EINVAL)?;
+        // SAFETY: `bodies` outlives `threads`, dropped (joined) before it.
+        threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
+    }
+    let t0 = now_ns();
+    while arrived.load(Relaxed) < ncpus as u32 - 1 {
+        if now_ns() - t0 > timeout_ns {
+            give_up();
+            pr_err!("{what}: not every CPU started its thread\n");
+            return Err(ETIMEDOUT);
+        }
+        core::hint::spin_loop();
+    }
+    let r = main();
+    drop(threads);
+    Ok(r)
+}
+
 /// Every CPU doing alloc+free pairs at once, instructions per pair.
 ///
 /// The clock counts the instructions of every vCPU, so the figure is its advance over a
@@ -333,45 +371,37 @@ fn all_cpus<A: Allocator + Sync>(a: &A, pairs: u64) -> Result<Centi> {
         spin(a, &counts[cpu].0, &stop, u64::MAX, &mut |_| u64::MAX);
     };
     let mut snaps = KVec::with_capacity(WINDOWS + 1, GFP_KERNEL)?;
-    on_cpu(0, || -> Result {
+    on_cpu(0, || {
         settle();
-        let mut bodies = KVec::with_capacity(ncpus, GFP_KERNEL)?;
-        for cpu in 1..ncpus {
-            bodies.push(move || worker(cpu), GFP_KERNEL)?;
-        }
-        let mut threads = KVec::new();
-        for (i, b) in bodies.iter().enumerate() {
-            let id = CpuId::from_u32(i as u32 + 1).ok_or(EINVAL)?;
-            // SAFETY: `bodies` outlives `threads`, dropped (joined) before it.
-            threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
-        }
-        // A second of guest time (a billion instructions under icount) is plenty for the
-        // threads to start; a CPU that never runs one must not hang the benchmark.
-        let t0 = now_ns();
-        while arrived.load(Relaxed) < ncpus as u32 - 1 {
-            if now_ns() - t0 > 1_000_000_000 {
-                stop.store(true, Relaxed);
-                go.store(true, Relaxed);
-                pr_err!("all_cpus: not every CPU started its thread\n");
-                return Err(ETIMEDOUT);
-            }
-            core::hint::spin_loop();
-        }
-        go.store(true, Relaxed);
-        let mut mark = |n: u64| {
-            if snaps.is_empty() && counts.iter().any(|c| c.0.load(Relaxed) < 1000) {
-                return n + 1000;
-            }
-            let _ = snaps.push_within_capacity((now_ns(), total()));
-            if snaps.len() > WINDOWS {
-                stop.store(true, Relaxed);
-                return u64::MAX;
-            }
-            n + pairs
+        let give_up = || {
+            stop.store(true, Relaxed);
+            go.store(true, Relaxed);
         };
-        spin(a, &counts[0].0, &stop, 1000, &mut mark);
-        drop(threads);
-        Ok(())
+        // A second of guest time (a billion instructions under icount) is plenty for the
+        // threads to start.
+        with_workers(
+            ncpus,
+            &worker,
+            &arrived,
+            1_000_000_000,
+            "all_cpus",
+            give_up,
+            || {
+                go.store(true, Relaxed);
+                let mut mark = |n: u64| {
+                    if snaps.is_empty() && counts.iter().any(|c| c.0.load(Relaxed) < 1000) {
+                        return n + 1000;
+                    }
+                    let _ = snaps.push_within_capacity((now_ns(), total()));
+                    if snaps.len() > WINDOWS {
+                        stop.store(true, Relaxed);
+                        return u64::MAX;
+                    }
+                    n + pairs
+                };
+                spin(a, &counts[0].0, &stop, 1000, &mut mark);
+            },
+        )
     })??;
     let mut per_window = [0u64; WINDOWS];
     for (w, s) in per_window.iter_mut().zip(snaps.windows(2)) {
@@ -862,32 +892,22 @@ fn ring_run<A: Allocator + Sync>(a: &A, ncpus: usize) -> Result<u64> {
             a.free(p as *mut c_void);
         }
     };
-    let ns = on_cpu(0, || -> Result<u64> {
-        let mut bodies = KVec::with_capacity(ncpus, GFP_KERNEL)?;
-        for cpu in 1..ncpus {
-            bodies.push(move || worker(cpu), GFP_KERNEL)?;
-        }
-        let mut threads = KVec::new();
-        for (i, b) in bodies.iter().enumerate() {
-            let id = CpuId::from_u32(i as u32 + 1).ok_or(EINVAL)?;
-            // SAFETY: `bodies` outlives `threads`, dropped (joined) before it.
-            threads.push(unsafe { Thread::start(b, id) }?, GFP_KERNEL)?;
-        }
-        let t0 = now_ns();
-        while arrived.load(Relaxed) < ncpus as u32 - 1 {
-            if now_ns() - t0 > 10_000_000_000 {
-                // Let the threads that did start run to the end, then give up.
+    let ns = on_cpu(0, || {
+        let give_up = || go.store(true, Release);
+        with_workers(
+            ncpus,
+            &worker,
+            &arrived,
+            10_000_000_000,
+            "seed001",
+            give_up,
+            || {
+                let t0 = now_ns();
                 go.store(true, Release);
-                pr_err!("seed001: not every CPU started its thread\n");
-                return Err(ETIMEDOUT);
-            }
-            core::hint::spin_loop();
-        }
-        let t0 = now_ns();
-        go.store(true, Release);
-        worker(0);
-        drop(threads);
-        Ok(now_ns() - t0)
+                worker(0);
+                now_ns() - t0
+            },
+        )
     })??;
     if failed.load(Relaxed) {
         return Err(ENOMEM);
