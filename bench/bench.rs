@@ -694,6 +694,25 @@ fn waves<A: Allocator>(a: &A, v: &mut [*mut c_void]) -> Result<Centi> {
     })
 }
 
+/// Seed 001's policies: `max_order` and `min_objects` (0: scaled with the CPU count)
+/// that give slabs of different sizes.
+const SEED001_POLICIES: [(&str, i32, i32); 3] = [
+    ("max_order=0", 0, 0),
+    ("default (auto)", 3, 0),
+    ("max_order=3 min_objects=64", 3, 64),
+];
+
+/// A seed-001 cache of 512-byte objects with the given order parameters.
+fn seed001_cache(name: &CStr, max_order: i32, min_objects: i32) -> Result<Rslub> {
+    let params = Params::new(RawParams {
+        max_order,
+        min_objects,
+        ..RawParams::DEFAULT
+    })
+    .map_err(|_| EINVAL)?;
+    rslub_cache(name, 512, Some(params))
+}
+
 /// Objects one CPU allocates per turn in seed 001, for the next CPU to free.
 const SEED001_BATCH: usize = 16;
 
@@ -706,19 +725,8 @@ const SEED001_BATCH: usize = 16;
 /// and remote free of the pattern and none of the waiting on locks that an interleaving
 /// would add; the wall-clock table is where truly parallel runs show.
 pub(crate) fn seed001() -> Result {
-    let policies = [
-        ("max_order=0", 0, 0),
-        ("default (auto)", 3, 0),
-        ("max_order=3 min_objects=64", 3, 64),
-    ];
-    for (label, max_order, min_objects) in policies {
-        let params = Params::new(RawParams {
-            max_order,
-            min_objects,
-            ..RawParams::DEFAULT
-        })
-        .map_err(|_| EINVAL)?;
-        let r = rslub_cache(c"bench_seed001", 512, Some(params))?;
+    for (label, max_order, min_objects) in SEED001_POLICIES {
+        let r = seed001_cache(c"bench_seed001", max_order, min_objects)?;
         let before = r.core().stats();
         let cost = turns(&r)?;
         let d = r.core().stats().since(&before);
@@ -922,11 +930,6 @@ fn ring_run<A: Allocator + Sync>(a: &A, ncpus: usize) -> Result<u64> {
 /// time waited over that run.
 pub(crate) fn seed001_parallel() -> Result {
     let ncpus = Topology::read().present_cpus as usize;
-    let policies = [
-        ("max_order=0", 0, 0),
-        ("default (auto)", 3, 0),
-        ("max_order=3 min_objects=64", 3, 64),
-    ];
     let ops = (ncpus * SEED001_ROUNDS * SEED001_BATCH * 2) as u64;
     let k = Kernel::new(c"bench_seed001pk", 512)?;
     let mut k_best = u64::MAX;
@@ -934,14 +937,8 @@ pub(crate) fn seed001_parallel() -> Result {
         k_best = k_best.min(ring_run(&k, ncpus)?);
     }
     drop(k);
-    for (label, max_order, min_objects) in policies {
-        let params = Params::new(RawParams {
-            max_order,
-            min_objects,
-            ..RawParams::DEFAULT
-        })
-        .map_err(|_| EINVAL)?;
-        let r = rslub_cache(c"bench_seed001p", 512, Some(params))?;
+    for (label, max_order, min_objects) in SEED001_POLICIES {
+        let r = seed001_cache(c"bench_seed001p", max_order, min_objects)?;
         let mut best: Option<(u64, Stats)> = None;
         for _ in 0..3 {
             let before = r.core().stats();
