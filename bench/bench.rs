@@ -411,11 +411,12 @@ fn all_cpus<A: Allocator + Sync>(a: &A, pairs: u64) -> Result<Centi> {
     Ok(Centi(per_window[WINDOWS / 2]))
 }
 
-/// The instructions of one allocation and of one free, call and return included: the
-/// median of `CHUNKS` quiet runs of one call, less the median of as many empty runs
-/// (under icount the clock's own reads cost the same every time, so the difference is
-/// exact). The object goes back where it came from, so both calls stay on the fast
-/// paths.
+/// The instructions of one allocation and of one free as a caller sees them: the median
+/// of `CHUNKS` quiet runs of one call, less the median of as many empty runs (under
+/// icount the clock's own reads cost the same every time). What the caller's code does
+/// differently around the call stays in the figure, a few instructions that move from
+/// one build to the next. The object goes back where it came from, so both calls stay on
+/// the fast paths.
 fn one_call<A: Allocator>(a: &A) -> (Centi, Centi) {
     let (mut te, mut ta, mut tf) = ([0u64; CHUNKS + 1], [0u64; CHUNKS + 1], [0u64; CHUNKS + 1]);
     settle();
