@@ -165,6 +165,7 @@ impl CacheCore {
         // SAFETY: `object` lies on a slab page of this cache (checked), so the page holds
         // its slab.
         let slab = unsafe { mm::slab_of(object) };
+        self.stat(Stat::FreeSlow);
         // SAFETY: One object is a chain of one.
         unsafe { self.free_chain(slab, object, object, 1) }
     }
@@ -181,6 +182,7 @@ impl CacheCore {
 
     /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
     /// pointers (the free pointer of `tail` is set here), with one update of the slab.
+    /// The caller counts it (`free_slow`).
     ///
     /// # Safety
     ///
@@ -193,18 +195,13 @@ impl CacheCore {
         tail: *mut u8,
         count: u32,
     ) {
-        const FREE_SLOW: usize = CacheCore::stat_offset(Stat::FreeSlow);
         const FREE_FROZEN: usize = CacheCore::stat_offset(Stat::FreeFrozen);
         let pcpu = self.pcpu();
-        // Counters with their offsets folded into the instruction (`this_cpu_inc_at`):
-        // no register holds an offset across the loop.
-        // SAFETY: The `free_slow` counter of this cache's per-cpu area.
-        unsafe { arch::this_cpu_inc_at::<FREE_SLOW>(pcpu) };
         // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
         loop {
             let old = s.state();
-            if !old.has_flags() && (old.inuse() == count || old.freelist.is_null()) {
+            if old.moves_on_free(count) {
                 // The slab changes lists (full to partial, or empty): out of line, as a
                 // tail call (which is why `old` is read there again).
                 // SAFETY: As for this function.
@@ -215,6 +212,8 @@ impl CacheCore {
             // list that stays there: the objects go on its shared list, nothing else
             // changes. Counted before the update, which is the last touch of the cache.
             if old.frozen() {
+                // The offset folded into the instruction (`this_cpu_inc_at`): no register
+                // holds it across the loop.
                 // SAFETY: The `free_frozen` counter of this cache's per-cpu area.
                 unsafe { arch::this_cpu_inc_at::<FREE_FROZEN>(pcpu) };
             }
@@ -242,9 +241,9 @@ impl CacheCore {
     unsafe fn free_chain_moving(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
         // SAFETY: The objects are live, so their slab is.
         let old = unsafe { (*slab).state() };
-        if old.flags() != 0 || (old.inuse() != count && !old.freelist.is_null()) {
+        if !old.moves_on_free(count) {
             // SAFETY: As for this function.
-            return unsafe { self.free_chain_again(slab, head, tail, count) };
+            return unsafe { self.free_chain(slab, head, tail, count) };
         }
         if !old.freelist.is_null() || self.cpu_partial() == 0 {
             // SAFETY: As for this function.
@@ -266,19 +265,7 @@ impl CacheCore {
             return;
         }
         drop(irq);
-        // The state changed meanwhile: decide again (not counted again).
-        // SAFETY: As for this function.
-        unsafe { self.free_chain_again(slab, head, tail, count) }
-    }
-
-    /// [`CacheCore::free_chain`] without counting the free a second time.
-    ///
-    /// # Safety
-    ///
-    /// As for [`CacheCore::free_chain`].
-    #[cold]
-    unsafe fn free_chain_again(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
-        self.stat_sub(Stat::FreeSlow);
+        // The state changed meanwhile: decide again.
         // SAFETY: As for this function.
         unsafe { self.free_chain(slab, head, tail, count) }
     }
@@ -390,6 +377,7 @@ impl CacheCore {
                 count += 1;
                 i += 1;
             }
+            self.stat(Stat::FreeSlow);
             // SAFETY: `head`..`first` chains `count` objects of `slab` owned by the caller;
             // the slow path takes its own locks (interrupts may already be off).
             unsafe { self.free_chain(slab, head, first, count) };

@@ -73,10 +73,4 @@ impl CacheCore {
         // SAFETY: The address is counter `s` of this cache's live per-cpu area.
         unsafe { arch::this_cpu_inc(self.pcpu(), Self::stat_offset(s)) };
     }
-
-    /// Takes back a [`CacheCore::stat`] whose event did not happen.
-    pub(super) fn stat_sub(&self, s: Stat) {
-        // SAFETY: The address is counter `s` of this cache's live per-cpu area.
-        unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(s), u64::MAX) };
-    }
 }

@@ -71,10 +71,13 @@ impl State {
         self.counters & !INUSE_MASK
     }
 
-    /// Whether any flag bit is set: frozen or on a CPU's partial list. (A shift, where
-    /// `flags() != 0` would hold the 64-bit mask in a register.)
-    pub(crate) fn has_flags(&self) -> bool {
-        self.counters >> INUSE_MASK.count_ones() != 0
+    /// Whether freeing `count` of its objects moves the slab between lists: it is neither
+    /// frozen nor on a CPU's partial list, and it was full or becomes empty. (The flags
+    /// are tested with a shift, where `flags() != 0` would hold the 64-bit mask in a
+    /// register.)
+    pub(crate) fn moves_on_free(&self, count: u32) -> bool {
+        self.counters >> INUSE_MASK.count_ones() == 0
+            && (self.inuse() == count || self.freelist.is_null())
     }
 }
 
