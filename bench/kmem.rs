@@ -73,22 +73,6 @@ extern "C" {
         attr: *const kernel::ffi::c_char,
         v: *mut kernel::ffi::c_ulong,
     ) -> kernel::ffi::c_int;
-    fn rslub_bench_kc_slab_bytes(
-        name: *const kernel::ffi::c_char,
-        bytes: *mut kernel::ffi::c_ulong,
-    ) -> kernel::ffi::c_int;
-}
-
-/// The bytes of slab pages the kernel cache named `name` holds, from SLUB's account in
-/// `/sys/kernel/slab/<name>/` (its slabs times the pages of its order: what
-/// `/proc/slabinfo` and `tools/mm/slabinfo` print).
-pub(crate) fn kernel_slab_bytes(name: &CStr) -> Result<u64> {
-    let mut bytes = 0;
-    // SAFETY: `name` is a valid C string; the out-pointer is valid for a write.
-    let r = unsafe { rslub_bench_kc_slab_bytes(name.as_char_ptr(), &mut bytes) };
-    kernel::error::to_result(r)?;
-    // `c_ulong` is 64 bits on x86-64.
-    Ok(bytes as u64)
 }
 
 /// The number in `/sys/kernel/slab/<name>/<attr>` of the kernel cache `name`.
@@ -99,6 +83,15 @@ pub(crate) fn kernel_slab_attr(name: &CStr, attr: &CStr) -> Result<u64> {
     kernel::error::to_result(r)?;
     // `c_ulong` is 64 bits on x86-64.
     Ok(v as u64)
+}
+
+/// The bytes of slab pages the kernel cache named `name` holds, from SLUB's account in
+/// `/sys/kernel/slab/<name>/` (its slabs times the pages of its order: what
+/// `/proc/slabinfo` and `tools/mm/slabinfo` print).
+pub(crate) fn kernel_slab_bytes(name: &CStr) -> Result<u64> {
+    let slabs = kernel_slab_attr(name, c"slabs")?;
+    let order = kernel_slab_attr(name, c"order")?;
+    Ok(slabs * (u64::from(bindings::PAGE_SIZE as u32) << order))
 }
 
 /// The kernel's own kmem_cache.

@@ -18,7 +18,6 @@ struct kmem_cache *rslub_bench_kc_create(const char *name, unsigned int size)
 #include <linux/fs.h>
 #include <linux/kstrtox.h>
 
-int rslub_bench_kc_slab_bytes(const char *name, unsigned long *bytes);
 int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v);
 
 /* The first number in /sys/kernel/slab/@name/@attr, as a user reads it. */
@@ -43,22 +42,4 @@ int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v)
 	if (end)
 		*end = '\0';
 	return kstrtoul(buf, 10, v);
-}
-
-/*
- * The bytes of slab pages the kernel's cache @name holds, from SLUB's own account in
- * /sys/kernel/slab/@name (what /proc/slabinfo and tools/mm/slabinfo print): its slabs
- * (on every node) times the pages of its slab order. 0, or a negative errno.
- */
-int rslub_bench_kc_slab_bytes(const char *name, unsigned long *bytes)
-{
-	unsigned long slabs, order;
-	int ret;
-
-	ret = rslub_bench_kc_attr(name, "slabs", &slabs);
-	if (!ret)
-		ret = rslub_bench_kc_attr(name, "order", &order);
-	if (!ret)
-		*bytes = slabs * (PAGE_SIZE << order);
-	return ret;
 }
