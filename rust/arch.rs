@@ -213,12 +213,6 @@ pub(crate) fn has_cmpxchg16b() -> bool {
     r.ecx & (1 << 13) != 0
 }
 
-/// The time-stamp counter, as a cheap varying number (`get_cycles()`).
-pub(crate) fn cycles() -> u64 {
-    // SAFETY: `rdtsc` has no preconditions in kernel mode.
-    unsafe { core::arch::x86_64::_rdtsc() }
-}
-
 /// `a.load(Relaxed)`, inline. The kernel's Rust atomics call C helpers
 /// (`atomic_read()`, `atomic64_read()`) that a module cannot inline: a call, a return and
 /// the register saves around them, for what C compiles to one `mov` (`READ_ONCE()`). The

@@ -192,6 +192,14 @@ pub(crate) fn random_u64() -> u64 {
     unsafe { bindings::get_random_u64() }
 }
 
+/// A random 32-bit value from the kernel's CRNG (`get_random_u32()`): per-CPU batched,
+/// a few dozen instructions per call.
+pub(crate) fn random_u32() -> u32 {
+    // SAFETY: `get_random_u32()` may be called from any context but NMI once the CRNG is
+    // up, as it is after boot; rslub's slow paths do not run in NMI.
+    unsafe { bindings::get_random_u32() }
+}
+
 /// Sets up what the shim needs (the flush workqueue); called once at module load.
 pub(crate) fn init() -> Result<(), kernel::error::Error> {
     // SAFETY: Called once, at load, before `run_on_each_cpu`.

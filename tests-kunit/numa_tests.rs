@@ -102,7 +102,7 @@ mod tests {
         c.set_cpu_partial(0);
         const N: u64 = 400;
         // (ratio, walks per 1024 refills: lowest and highest accepted). Expected: 2, 513
-        // and 1024 (SLUB walks unless `get_cycles() % 1024 > ratio`).
+        // and 1024 (a walk unless `get_random_u32() % 1024 > ratio`).
         for (ratio, lo, hi) in [(1u32, 0u64, 30u64), (512, 300, 730), (1023, 990, 1024)] {
             c.set_remote_node_defrag_ratio(ratio);
             let before = c.stats();
