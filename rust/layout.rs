@@ -238,13 +238,16 @@ impl Layout {
 }
 
 /// Objects' worth of partial slabs a CPU keeps, from the object size (SLUB's
-/// `set_cpu_partial()`): fewer for larger objects.
+/// `set_cpu_partial()`): fewer for larger objects. These are SLUB's values from 5.16 on,
+/// when the limit became a count of slabs (`cpu_partial * 2 / objects per slab`) and the
+/// earlier 2/6/13/30 were raised to keep lists of several slabs ("mm, slub: increase
+/// default cpu partial list sizes").
 pub(crate) fn cpu_partial_for(size: u32) -> u32 {
     match size {
-        s if s >= PAGE_SIZE => 2,
-        s if s >= 1024 => 6,
-        s if s >= 256 => 13,
-        _ => 30,
+        s if s >= PAGE_SIZE => 6,
+        s if s >= 1024 => 24,
+        s if s >= 256 => 52,
+        _ => 120,
     }
 }
 

@@ -399,6 +399,8 @@ mod tests {
         }
         let c = Cache::create(&args(c"rslub_test_remote", 1024)).expect("cache");
         c.set_min_partial(0);
+        // The node lists' rules: frees put slabs there, not on this CPU's list.
+        c.set_cpu_partial(0);
         c.set_remote_node_defrag_ratio(1024);
         // The last node with memory.
         let Some(far) = online_nodes()

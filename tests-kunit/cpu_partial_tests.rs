@@ -194,12 +194,13 @@ mod tests {
     #[test]
     fn cpu_partial_follows_the_object_size() {
         use crate::layout::cpu_partial_for;
-        assert_eq!(cpu_partial_for(8), 30);
-        assert_eq!(cpu_partial_for(256), 13);
-        assert_eq!(cpu_partial_for(1024), 6);
-        assert_eq!(cpu_partial_for(4096), 2);
+        assert_eq!(cpu_partial_for(8), 120);
+        assert_eq!(cpu_partial_for(255), 120);
+        assert_eq!(cpu_partial_for(256), 52);
+        assert_eq!(cpu_partial_for(1024), 24);
+        assert_eq!(cpu_partial_for(4096), 6);
         let c = Cache::create(&args(c"rslub_test_cpp_size", 300)).expect("cache");
-        assert_eq!(c.cpu_partial(), 13);
+        assert_eq!(c.cpu_partial(), 52);
         assert!(c.destroy().is_ok());
     }
 }
