@@ -544,6 +544,7 @@ pub(crate) fn side_by_side() -> Result {
             let (br, bw) = why(&r, || batch(&r, &mut v));
             let (b16r, b16w) = why(&r, || bulk(&r, &mut v[..16], 100));
             let (b128r, b128w) = why(&r, || bulk(&r, &mut v[..128], 10));
+            let b128_new_slabs = b128w.0.get(Stat::NewSlab);
             let (nr, nw) = why(&r, || pair_node(&r, 0, 2000));
             for (name, rv, rw, kv, fv) in [
                 ("pair", pr, pw, pair(&k, 2000), pair(&floor, 2000)),
@@ -572,6 +573,27 @@ pub(crate) fn side_by_side() -> Result {
             ] {
                 result!(
                     "\"exp\":\"{name}\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"floor\":{fv},\"why\":{rw}"
+                );
+            }
+            // Between two bulk128 rounds SLUB's rules keep the active slab, the CPU's
+            // partial list (given back whole to the node when full) and `min_partial`
+            // slabs per node; empty slabs beyond go back to the page allocator, so a round
+            // spanning more slabs than that allocates some anew every round. The same run
+            // with a CPU list long enough for the whole round shows what that costs.
+            let core = r.core();
+            let (objs, cpu_partial) = (core.layout().objects, core.cpu_partial());
+            result!(
+                "\"exp\":\"bulk128_rule\",\"size\":{size},\"objs_per_slab\":{objs},\"cpu_partial\":{cpu_partial},\"cpu_partial_slabs\":{},\"min_partial\":{}",
+                core.cpu_partial_slabs(),
+                core.min_partial()
+            );
+            if b128_new_slabs > 0 {
+                let fits = (128u32.div_ceil(objs.max(1)) + 1) * objs;
+                core.set_cpu_partial(fits);
+                let (tv, tw) = why(&r, || bulk(&r, &mut v[..128], 10));
+                core.set_cpu_partial(cpu_partial);
+                result!(
+                    "\"exp\":\"bulk128_fits\",\"size\":{size},\"cpu_partial\":{fits},\"rslub\":{tv},\"why\":{tw}"
                 );
             }
             if let Some(node) = remote {

@@ -420,7 +420,7 @@ impl CacheCore {
 
     /// Slabs a CPU's partial list holds at most: `cpu_partial` objects, counted as if
     /// each slab were half free (SLUB's `slub_set_cpu_partial()`).
-    fn cpu_partial_slabs(&self) -> u32 {
+    pub(crate) fn cpu_partial_slabs(&self) -> u32 {
         // A divisor the compiler knows is not zero (the layout has at least one object).
         let per_slab = NonZeroU32::new(self.layout.objects).unwrap_or(NonZeroU32::MIN);
         (self.cpu_partial() * 2 + per_slab.get() - 1) / per_slab

@@ -92,7 +92,8 @@ def ratio(a, b):
 
 KEYS = ("exp", "size", "policy", "walk", "nodes")
 # Fields that describe a row rather than measure it.
-LABELS = {"size", "nodes", "node", "order", "objects_per_slab", "min_partial"}
+LABELS = {"size", "nodes", "node", "order", "objects_per_slab", "objs_per_slab", "min_partial",
+          "cpu_partial", "cpu_partial_slabs"}
 
 
 def repeatability(first, second):
@@ -154,7 +155,47 @@ def why_section(rows):
     out.append(table(["experiment", "size", "ratio", "alloc slow %", "free slow %",
                       "node locks", "new slabs", "cpu partial alloc", "cpu partial free",
                       "cpu partial node", "cpu partial drain"], body))
+    out.append(bulk128_rule(rows, [r for r in losing if r["exp"] == "bulk128"]))
     return "".join(out)
+
+
+def bulk128_rule(rows, losing):
+    """For the bulk128 rows above the kernel: the holding rules' parameters, the new slabs
+    each round took, and the same run with a CPU partial list long enough for a round."""
+    if not losing:
+        return ""
+    rule = {r["size"]: r for r in rows if r.get("exp") == "bulk128_rule"}
+    fits = {r["size"]: r for r in rows if r.get("exp") == "bulk128_fits"}
+
+    def per_round(w):
+        rounds = max((w["alloc_fast"] + w["alloc_slow"]) / 128, 1)
+        return f'{w["new_slab"] / rounds:.2f}'
+
+    body = []
+    for r in losing:
+        ru, f = rule.get(r["size"]), fits.get(r["size"])
+        if not ru or not f:
+            continue
+        body.append([r["size"], ru["objs_per_slab"],
+                     f'{ru["cpu_partial"]} ({ru["cpu_partial_slabs"]})', ru["min_partial"],
+                     per_round(r["why"]), f'{r["rslub"]:.2f}', f'{r["kernel"]:.2f}',
+                     ratio(r["rslub"], r["kernel"]), f["cpu_partial"], per_round(f["why"]),
+                     f'{f["rslub"]:.2f}', ratio(f["rslub"], r["kernel"])])
+    if not body:
+        return ""
+    return ("\nbulk128 frees 128 objects, several slabs' worth, in every round. Between two\n"
+            "rounds SLUB's rules keep the active slab, the CPU's partial list (at most\n"
+            "``cpu_partial`` objects' worth, counted as half-free slabs, and given back whole\n"
+            "to the node when a free finds it full) and ``min_partial`` partial slabs per node;\n"
+            "the empty slabs beyond go back to the page allocator, and the next round\n"
+            "allocates them anew. The rows below, measured in the same boot, run the same\n"
+            "bulk128 again with ``cpu_partial`` raised (the debugfs tunable) so the CPU's list\n"
+            "holds a whole round: the difference is what allocating and freeing those slabs\n"
+            "costs (the page allocator's round trip and the slab set-up around it). rslub\n"
+            "keeps SLUB's defaults.\n\n"
+            + table(["size", "objects per slab", "cpu_partial (slabs)", "min_partial",
+                     "new slabs per round", "rslub", "kernel", "ratio", "raised cpu_partial",
+                     "new slabs per round", "rslub", "ratio"], body))
 
 
 def memory_section(rows):
