@@ -118,6 +118,7 @@ impl CacheCore {
     #[cold]
     #[inline(never)]
     fn alloc_retry(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        self.stat(Stat::CommitFailed);
         self.alloc_object(gfp, node)
     }
 
@@ -174,6 +175,7 @@ impl CacheCore {
                         // The slab is full and `take_freelist` unfroze it: it is on no
                         // list until a free makes it partial.
                         c.clear_active();
+                        self.stat(Stat::DeactivateBypass);
                         continue;
                     }
                     self.stat(Stat::RefillFromSlab);

@@ -112,6 +112,7 @@ impl CacheCore {
     #[cold]
     #[inline(never)]
     unsafe fn free_retry<const TAG: u64>(&self, object: *mut u8) {
+        self.stat(Stat::CommitFailed);
         // SAFETY: The caller's guarantees pass on.
         unsafe { self.free_object::<TAG>(object) }
     }
@@ -309,6 +310,7 @@ impl CacheCore {
             if on_partial {
                 // SAFETY: `slab` is on this list; lock held.
                 unsafe { g.list().remove(slab) };
+                self.stat(Stat::FreeRemovePartial);
             }
             inject!(self, Point::FreeDiscard);
             // SAFETY: Empty, off the lists, not frozen: nothing refers to it any more.
@@ -320,6 +322,7 @@ impl CacheCore {
             // Was full, so on no list: now partial (or empty and kept).
             // SAFETY: `slab` is a live slab of this node on no list; lock held.
             unsafe { g.list().add(slab, false) };
+            self.stat(Stat::FreeAddPartial);
         }
     }
 

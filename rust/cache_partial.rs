@@ -56,20 +56,27 @@ impl CacheCore {
         }
         // Stage two: unfreeze, putting the private objects in front of the shared ones.
         // SAFETY: `freelist`..`tail` are the caller's private objects of `slab`.
-        let (_, new) = unsafe { s.splice(self.fp, freelist, tail, count, Some(false)) };
+        let (old, new) = unsafe { s.splice(self.fp, freelist, tail, count, Some(false)) };
+        if !old.freelist.is_null() {
+            self.stat(Stat::DeactivateRemoteFrees);
+        }
         // Stage three: place the slab.
         let node = self.node(s.node);
         if new.inuse() == 0 && node.nr_partial() >= self.min_partial() {
+            self.stat(Stat::DeactivateEmpty);
             // Empty and the node has enough partial slabs. Not on any list (it was
             // frozen), and with nothing allocated from it no free can race.
             // SAFETY: `slab` is on no list and no CPU holds it.
             unsafe { self.discard(slab) };
         } else if !new.freelist.is_null() {
+            self.stat(Stat::DeactivateToHead);
             let irq = IrqDisabled::new();
             let mut g = self.lock_node(node, &irq);
             // SAFETY: `slab` is a live slab of this node; a free that raced with stage two
             // saw it unfrozen but off the list and left it to us, so it is on no list.
             unsafe { g.list().add(slab, true) };
+        } else {
+            self.stat(Stat::DeactivateFull);
         }
     }
 
@@ -164,6 +171,7 @@ impl CacheCore {
             } else {
                 // SAFETY: A live slab of this node on no list; lock held.
                 unsafe { g.list().add(p, false) };
+                self.stat(Stat::FreeAddPartial);
             }
             p = next;
         }
@@ -237,6 +245,7 @@ impl CacheCore {
             c.partial_slabs += 1;
             self.stat(Stat::CpuPartialNode);
         }
+        self.stat(Stat::AllocFromPartial);
         Some((slab, object))
     }
 

@@ -5,15 +5,23 @@
 //! slabs take. The design is described once, in the crate documentation
 //! (`rust/rslub.rs`).
 
-use super::{CacheCore, CpuSlab};
+use super::{CacheCore, CpuSlab, NO_SLAB};
 use crate::{
     arch, layout,
-    percpu::possible_cpus,
+    percpu::{online_cpus, possible_cpus},
+    shim::{self, IrqDisabled},
     slab::Slab,
     stats::{Stat, Stats},
+    topology,
 };
 use core::{mem::offset_of, ptr};
-use kernel::bindings;
+use kernel::{
+    bindings,
+    cpu::CpuId,
+    prelude::*,
+    str::CString,
+    sync::atomic::{Atomic, Relaxed},
+};
 
 /// What [`CacheCore::footprint`] counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -24,6 +32,14 @@ pub(crate) struct Footprint {
     pub(crate) page_bytes: u64,
     /// Bytes of their metadata (`Slab`), kept outside the slabs.
     pub(crate) meta_bytes: u64,
+}
+
+/// What [`CacheCore::node_objects`] counts.
+pub(crate) struct NodeObjects {
+    /// Objects of the node's slabs but the free ones on its partial list.
+    pub(crate) in_use: u64,
+    /// Objects in use in the slabs on its partial list.
+    pub(crate) in_use_partial: u64,
 }
 
 impl CacheCore {
@@ -37,6 +53,97 @@ impl CacheCore {
             s.add(&counters);
         }
         s
+    }
+
+    /// Counter `s` of CPU `cpu`.
+    pub(crate) fn stat_on(&self, cpu: CpuId, s: Stat) -> u64 {
+        // SAFETY: CPU `cpu`'s copy is live; the counter is a plain integer, and a stale
+        // read only makes the value slightly old.
+        unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).stats[s as usize]) }
+    }
+
+    /// Sets counter `s` to 0 on every CPU (SLUB's `clear_stat()`). An increment racing
+    /// with it on another CPU may survive or be lost, as in SLUB.
+    pub(crate) fn clear_stat(&self, s: Stat) {
+        for cpu in possible_cpus() {
+            // SAFETY: CPU `cpu`'s copy is live; the counter is a plain integer that only
+            // its CPU's `inc` otherwise writes.
+            unsafe { ptr::write_volatile(&raw mut (*self.cpu.on(cpu)).stats[s as usize], 0) };
+        }
+    }
+
+    /// Objects in use on node `nid`, as SLUB's `objects` and `objects_partial` count them:
+    /// walks the node's partial list under its lock.
+    pub(crate) fn node_objects(&self, nid: u32) -> NodeObjects {
+        let node = self.node(nid);
+        let (mut in_use_partial, mut free_partial) = (0u64, 0u64);
+        {
+            let irq = IrqDisabled::new();
+            let mut g = self.lock_node(node, &irq);
+            let mut p = g.list().first();
+            while let Some(slab) = p {
+                // SAFETY: On this node's list, lock held: live.
+                let (next, inuse, objects) = unsafe {
+                    let s = &*slab;
+                    (s.links().next, s.state().inuse(), s.objects)
+                };
+                in_use_partial += u64::from(inuse);
+                free_partial += u64::from(objects - inuse.min(objects));
+                p = (!next.is_null()).then_some(next);
+            }
+        }
+        NodeObjects {
+            in_use: (node.total_objects().max(0) as u64).saturating_sub(free_partial),
+            in_use_partial,
+        }
+    }
+
+    /// Per online node, the CPUs' active slabs and the slabs on their partial lists there
+    /// (SLUB's `cpu_slabs`). Each CPU counts its own, with interrupts off, in a worker
+    /// bound to it: the slabs it holds cannot go away meanwhile. May sleep.
+    pub(crate) fn cpu_slabs(&self) -> Result<KVec<(u32, u64)>> {
+        let mut counts = KVec::with_capacity(self.nodes.len(), GFP_KERNEL)?;
+        for _ in 0..self.nodes.len() {
+            counts.push(Atomic::new(0u64), GFP_KERNEL)?;
+        }
+        shim::run_on_each_cpu(&|| {
+            let _irq = IrqDisabled::new();
+            // SAFETY: Interrupts are off: this CPU's copy is ours.
+            let c = unsafe { &*self.cpu.this_cpu() };
+            if c.slab != NO_SLAB {
+                // SAFETY: This CPU's active slab, frozen by it: live.
+                counts[unsafe { (*c.slab).node } as usize].add(1, Relaxed);
+            }
+            let mut p = c.partial;
+            while !p.is_null() {
+                // SAFETY: On this CPU's partial list (invariant): live, its link ours.
+                let s = unsafe { &*p };
+                counts[s.node as usize].add(1, Relaxed);
+                // SAFETY: As above.
+                p = unsafe { *s.cpu_next() };
+            }
+        });
+        let mut out = KVec::new();
+        for nid in topology::online_nodes() {
+            let n = counts.get(nid as usize).map_or(0, |a| a.load(Relaxed));
+            out.push((nid, n), GFP_KERNEL)?;
+        }
+        Ok(out)
+    }
+
+    /// Each online CPU and how many slabs its partial list holds (read without a lock:
+    /// a snapshot, as SLUB's `slabs_cpu_partial`).
+    pub(crate) fn cpu_partial_slabs_per_cpu(&self) -> impl Iterator<Item = (CpuId, u32)> + '_ {
+        online_cpus().map(|cpu| {
+            // SAFETY: CPU `cpu`'s copy is live; the count is a plain integer.
+            let n = unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).partial_slabs) };
+            (cpu, n)
+        })
+    }
+
+    /// The constructor's symbol (`%pS`), if the cache has one.
+    pub(crate) fn ctor_symbol(&self) -> Option<Result<CString>> {
+        self.ctor.map(|f| shim::symbol(f as usize))
     }
 
     /// Slabs and objects per node: `(slabs, objects, partial slabs)` of node `nid`.

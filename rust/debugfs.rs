@@ -1,39 +1,166 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What a user can read and change at run time, per cache, under
-//! `/sys/kernel/debug/<module>/<cache>/`:
+//! What a user reads and changes at run time, under `/sys/kernel/debug/<module>/`: one
+//! directory per cache, shaped like SLUB's `/sys/kernel/slab/<cache>/` (one value per
+//! file, SLUB's names and formats), so that the tools written for SLUB read it unchanged
+//! (`tools/mm/slabinfo`, through `scripts/slabinfo`); files of what SLUB has not keep
+//! rslub's names. And the module-wide `back` file. `Documentation/debugfs.rst` lists every
+//! file with its SLUB counterpart.
 //!
-//! - `stats`: the event counters, summed over the CPUs, one `name value` per line;
-//! - `layout`: object size, alignment, stride, free pointer offset, order, objects per
-//!   slab, waste;
-//! - `nodes`: per node, slabs, objects and partial slabs;
-//! - `min_partial` (read-write): partial slabs a node keeps before empty slabs go back
-//!   to the page allocator;
-//! - `remote_node_defrag_ratio` (read-write): chance in 1/1024ths (0..=1024) that a
-//!   refill with no local partial slab looks at other nodes;
-//! - `remote_walk` (read-write): 0, other nodes nearest first, each once, none on a
-//!   one-node machine (the default); 1, SLUB's walk before the 2018 fix, zone by zone
-//!   through the zonelist (for the seed 003 comparison);
-//! - `cpu_partial` (read-write): free objects' worth of slabs each CPU keeps on its
-//!   partial list (0..=32767; 0 turns the per-CPU partial lists off);
-//! - `validate`: reading (or writing `1`, as SLUB's file) walks every slab on the node
-//!   lists and checks it (`CacheCore::validate`); problems go to the kernel log, the read
-//!   gives `slabs N objects N free N errors N`.
+//! Formats, as `mm/slub.c` writes them:
+//!
+//! - one number (`object_size`, `order`, ...; flags as `0` or `1`);
+//! - counts of slabs and objects: the total, then ` N<node>=<count>` for each node whose
+//!   count is not zero (`show_slab_objects()`);
+//! - event counters: the sum over the CPUs, then ` C<cpu>=<count>` for each online CPU
+//!   whose count is not zero (`show_stat()`); writing `0` clears the counter on every CPU
+//!   (`clear_stat()`), racing with increments as SLUB's does;
+//! - `slabs_cpu_partial`: `objects(slabs)`, then ` C<cpu>=objects(slabs)`, the objects
+//!   estimated as half the slabs' capacity (`slabs_cpu_partial_show()`).
+//!
+//! Tunables take a decimal number in their range; anything else is `EINVAL` and changes
+//! nothing.
 
 use crate::{
     cache::{CacheCore, RemoteWalk},
+    layout, params, percpu,
+    stats::Stat,
     topology,
 };
 use core::ptr::NonNull;
 use kernel::{
-    debugfs::{Dir, File},
+    debugfs::{Dir, File, Scope},
     error::code::EINVAL,
     fmt,
     prelude::*,
     uaccess::UserSliceReader,
 };
 
-/// A cache, as the files see it.
+/// What one file of a cache shows, and changes if it is writable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Attr {
+    /// `object_size`: bytes the user asked for.
+    ObjectSize,
+    /// `slab_size`: bytes from one object to the next (SLUB's `s->size`).
+    SlabSize,
+    /// `align`: alignment of every object.
+    Align,
+    /// `order`: page order of a slab.
+    Order,
+    /// `objs_per_slab`: objects a slab holds.
+    ObjsPerSlab,
+    /// `objects`: objects in use, per node (all objects but the free ones on the node
+    /// partial lists, as SLUB counts them).
+    Objects,
+    /// `objects_partial`: objects in use in slabs on the node partial lists, per node.
+    ObjectsPartial,
+    /// `total_objects`: objects of all slabs, per node.
+    TotalObjects,
+    /// `slabs`: slabs, per node.
+    Slabs,
+    /// `partial`: slabs on the node partial lists, per node.
+    Partial,
+    /// `cpu_slabs`: the CPUs' active slabs and the slabs on their partial lists, per node.
+    CpuSlabs,
+    /// `slabs_cpu_partial`: slabs on each CPU's partial list, with the objects estimated.
+    SlabsCpuPartial,
+    /// `min_partial` (read-write).
+    MinPartial,
+    /// `cpu_partial` (read-write).
+    CpuPartial,
+    /// `remote_node_defrag_ratio` (read-write), in percent as SLUB's file (the cache
+    /// keeps it in 1/1024ths: the file shows it divided by 10 and stores it times 10).
+    RemoteNodeDefragRatio,
+    /// `ctor`: the constructor's symbol, or nothing.
+    Ctor,
+    /// `aliases`: caches merged into this one; rslub merges none.
+    Aliases,
+    /// `hwcache_align`: objects aligned to the cache line.
+    HwcacheAlign,
+    /// `reclaim_account`, `destroy_by_rcu`, `cache_dma`, `trace`: flags rslub's caches
+    /// never have, shown as SLUB shows an unset flag.
+    Unsupported,
+    /// `sanity_checks`, `red_zone`, `poison`, `store_user`: the debug flag in effect.
+    Debug(u32),
+    /// `shrink` (write `1`): flush the CPUs and give every empty slab back.
+    Shrink,
+    /// `validate` (write `1`, or read): check every slab on the node lists.
+    Validate,
+    /// An event counter (read, or write `0` to clear).
+    Counter(Stat),
+    /// rslub's `stats`: every counter, one `name value` line each.
+    Stats,
+    /// rslub's `layout`.
+    Layout,
+    /// rslub's `nodes`: per node, slabs, objects and partial slabs, then the bytes.
+    Nodes,
+    /// rslub's `remote_walk` (read-write).
+    RemoteWalk,
+}
+
+/// Every file but the counters', by name.
+const FIXED: [(&CStr, Attr); 32] = [
+    (c"object_size", Attr::ObjectSize),
+    (c"slab_size", Attr::SlabSize),
+    (c"align", Attr::Align),
+    (c"order", Attr::Order),
+    (c"objs_per_slab", Attr::ObjsPerSlab),
+    (c"objects", Attr::Objects),
+    (c"objects_partial", Attr::ObjectsPartial),
+    (c"total_objects", Attr::TotalObjects),
+    (c"slabs", Attr::Slabs),
+    (c"partial", Attr::Partial),
+    (c"cpu_slabs", Attr::CpuSlabs),
+    (c"slabs_cpu_partial", Attr::SlabsCpuPartial),
+    (c"min_partial", Attr::MinPartial),
+    (c"cpu_partial", Attr::CpuPartial),
+    (c"remote_node_defrag_ratio", Attr::RemoteNodeDefragRatio),
+    (c"ctor", Attr::Ctor),
+    (c"aliases", Attr::Aliases),
+    (c"hwcache_align", Attr::HwcacheAlign),
+    (c"reclaim_account", Attr::Unsupported),
+    (c"destroy_by_rcu", Attr::Unsupported),
+    (c"cache_dma", Attr::Unsupported),
+    (c"trace", Attr::Unsupported),
+    (c"sanity_checks", Attr::Debug(layout::SANITY)),
+    (c"red_zone", Attr::Debug(layout::RED_ZONE)),
+    (c"poison", Attr::Debug(layout::POISON)),
+    (c"store_user", Attr::Debug(layout::STORE_USER)),
+    (c"shrink", Attr::Shrink),
+    (c"validate", Attr::Validate),
+    (c"stats", Attr::Stats),
+    (c"layout", Attr::Layout),
+    (c"nodes", Attr::Nodes),
+    (c"remote_walk", Attr::RemoteWalk),
+];
+
+/// Every file of a cache: name and what it shows.
+pub(crate) fn files() -> impl Iterator<Item = (&'static CStr, Attr)> {
+    Iterator::chain(
+        FIXED.into_iter(),
+        Stat::ALL
+            .into_iter()
+            .map(|s| (s.file_name(), Attr::Counter(s))),
+    )
+}
+
+impl Attr {
+    /// Whether the file takes writes.
+    pub(crate) fn writable(self) -> bool {
+        matches!(
+            self,
+            Attr::MinPartial
+                | Attr::CpuPartial
+                | Attr::RemoteNodeDefragRatio
+                | Attr::Shrink
+                | Attr::Validate
+                | Attr::Counter(_)
+                | Attr::RemoteWalk
+        )
+    }
+}
+
+/// A cache, as its files see it.
 ///
 /// # Invariants
 ///
@@ -46,169 +173,183 @@ unsafe impl Send for CacheRef {}
 // SAFETY: As above.
 unsafe impl Sync for CacheRef {}
 
-impl CacheRef {
-    fn get(&self) -> &CacheCore {
-        // SAFETY: The cache outlives the files (type invariant).
-        unsafe { self.0.as_ref() }
+/// One file's data: its cache and what it shows.
+pub(crate) struct AttrFile {
+    cache: CacheRef,
+    attr: Attr,
+}
+
+impl AttrFile {
+    fn cache(&self) -> &CacheCore {
+        // SAFETY: The cache outlives the files (type invariant of `CacheRef`).
+        unsafe { self.cache.0.as_ref() }
     }
 }
 
-/// The debugfs files of one cache; removed when dropped.
-#[pin_data]
+/// The debugfs directory of one cache and its files; all removed when dropped.
 pub(crate) struct CacheFiles {
-    #[pin]
-    stats: File<CacheRef>,
-    #[pin]
-    layout: File<CacheRef>,
-    #[pin]
-    nodes: File<CacheRef>,
-    #[pin]
-    min_partial: File<CacheRef>,
-    #[pin]
-    ratio: File<CacheRef>,
-    #[pin]
-    walk: File<CacheRef>,
-    #[pin]
-    cpu_partial: File<CacheRef>,
-    #[pin]
-    validate: File<CacheRef>,
-    _dir: Dir,
+    _scope: Pin<KBox<Scope<KVec<AttrFile>>>>,
 }
 
 impl CacheFiles {
-    /// Creates the files of `cache` in a directory named after it under `root`.
+    /// Creates the directory of `cache`, named after it, under `root`, with every file of
+    /// [`files`].
     ///
     /// # Safety
     ///
     /// `cache` must stay live until the returned value is dropped.
-    pub(crate) unsafe fn new(root: &Dir, cache: NonNull<CacheCore>) -> Result<Pin<KBox<Self>>> {
+    pub(crate) unsafe fn new(root: &Dir, cache: NonNull<CacheCore>) -> Result<Self> {
+        let mut data = KVec::with_capacity(files().count(), GFP_KERNEL)?;
+        for (_, attr) in files() {
+            // INVARIANT: the caller keeps the cache alive while the files exist.
+            data.push(
+                AttrFile {
+                    cache: CacheRef(cache),
+                    attr,
+                },
+                GFP_KERNEL,
+            )?;
+        }
         // SAFETY: `cache` is live (caller).
-        let dir = root.subdir(unsafe { cache.as_ref() }.name());
-        // INVARIANT (each `CacheRef`): the caller keeps the cache alive while the files
-        // exist.
-        KBox::pin_init(
-            try_pin_init!(Self {
-                stats <- dir.read_callback_file(c"stats", CacheRef(cache), &show_stats),
-                layout <- dir.read_callback_file(c"layout", CacheRef(cache), &show_layout),
-                nodes <- dir.read_callback_file(c"nodes", CacheRef(cache), &show_nodes),
-                min_partial <- dir.read_write_callback_file(
-                    c"min_partial",
-                    CacheRef(cache),
-                    &show_min_partial,
-                    &store_min_partial,
-                ),
-                ratio <- dir.read_write_callback_file(
-                    c"remote_node_defrag_ratio",
-                    CacheRef(cache),
-                    &show_ratio,
-                    &store_ratio,
-                ),
-                walk <- dir.read_write_callback_file(
-                    c"remote_walk",
-                    CacheRef(cache),
-                    &show_walk,
-                    &store_walk,
-                ),
-                cpu_partial <- dir.read_write_callback_file(
-                    c"cpu_partial",
-                    CacheRef(cache),
-                    &show_cpu_partial,
-                    &store_cpu_partial,
-                ),
-                validate <- dir.read_write_callback_file(
-                    c"validate",
-                    CacheRef(cache),
-                    &show_validate,
-                    &store_validate,
-                ),
-                _dir: dir,
-            }? Error),
-            GFP_KERNEL,
-        )
+        let name = unsafe { cache.as_ref() }.name();
+        let scope = root.scope(data, name, |data, dir| {
+            for (file, (name, _)) in data.iter().zip(files()) {
+                if file.attr.writable() {
+                    dir.read_write_callback_file(name, file, &show, &store);
+                } else {
+                    dir.read_callback_file(name, file, &show);
+                }
+            }
+        });
+        Ok(Self {
+            _scope: KBox::pin_init(scope, GFP_KERNEL)?,
+        })
     }
 }
 
-fn show_stats(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    fmt::Display::fmt(&c.get().stats(), f)
-}
-
-fn show_layout(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let l = c.get().layout();
-    writeln!(f, "object_size {}", l.object_size)?;
-    writeln!(f, "align {}", l.align)?;
-    writeln!(f, "size {}", l.size)?;
-    writeln!(f, "free_offset {}", l.free_offset)?;
-    writeln!(f, "order {}", l.order)?;
-    writeln!(f, "objects_per_slab {}", l.objects)?;
-    writeln!(f, "waste {}", l.waste())?;
-    writeln!(f, "debug {}", crate::debug::Letters(l.debug))
-}
-
-fn show_cpu_partial(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", c.get().cpu_partial())
-}
-
-fn store_cpu_partial(c: &CacheRef, r: &mut UserSliceReader) -> Result {
-    let v = read_number(r, crate::layout::MAX_OBJS_PER_SLAB)?;
-    c.get().set_cpu_partial(v);
-    Ok(())
-}
-
-fn show_validate(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    match c.get().validate() {
-        Ok(v) => writeln!(f, "{v}"),
-        Err(e) => writeln!(f, "error {}", e.to_errno()),
+/// Writes `values` (per node id) as SLUB's `show_slab_objects()`: the total, then
+/// ` N<node>=<value>` for every node whose value is not zero.
+fn per_node(f: &mut fmt::Formatter<'_>, values: &[(u32, u64)]) -> fmt::Result {
+    write!(f, "{}", values.iter().map(|&(_, v)| v).sum::<u64>())?;
+    for &(nid, v) in values.iter().filter(|&&(_, v)| v != 0) {
+        write!(f, " N{nid}={v}")?;
     }
+    writeln!(f)
 }
 
-fn store_validate(c: &CacheRef, r: &mut UserSliceReader) -> Result {
-    if read_number(r, 1)? != 1 {
-        return Err(EINVAL);
-    }
-    c.get().validate().map(|_| ())
-}
-
-fn show_nodes(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "node slabs objects partial")?;
+/// `value(node)` for every online node.
+fn nodes_of(value: impl Fn(u32) -> u64) -> Result<KVec<(u32, u64)>, fmt::Error> {
+    let mut v = KVec::new();
     for nid in topology::online_nodes() {
-        let (slabs, objects, partial) = c.get().node_counts(nid);
-        writeln!(f, "{nid} {slabs} {objects} {partial}")?;
+        v.push((nid, value(nid)), GFP_KERNEL)
+            .map_err(|_| fmt::Error)?;
     }
-    // What the slabs take: their pages, and rslub's metadata kept outside them.
-    let m = c.get().footprint();
-    writeln!(f, "bytes pages={} metadata={}", m.page_bytes, m.meta_bytes)
+    Ok(v)
 }
 
-fn show_min_partial(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", c.get().min_partial())
+fn show(file: &AttrFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let c = file.cache();
+    let l = c.layout();
+    match file.attr {
+        Attr::ObjectSize => writeln!(f, "{}", l.object_size),
+        Attr::SlabSize => writeln!(f, "{}", l.size),
+        Attr::Align => writeln!(f, "{}", l.align),
+        Attr::Order => writeln!(f, "{}", l.order),
+        Attr::ObjsPerSlab => writeln!(f, "{}", l.objects),
+        Attr::Objects => per_node(f, &nodes_of(|n| c.node_objects(n).in_use)?),
+        Attr::ObjectsPartial => per_node(f, &nodes_of(|n| c.node_objects(n).in_use_partial)?),
+        Attr::TotalObjects => per_node(f, &nodes_of(|n| c.node_counts(n).1.max(0) as u64)?),
+        Attr::Slabs => per_node(f, &nodes_of(|n| c.node_counts(n).0.max(0) as u64)?),
+        Attr::Partial => per_node(f, &nodes_of(|n| u64::from(c.node_counts(n).2))?),
+        Attr::CpuSlabs => per_node(f, &c.cpu_slabs().map_err(|_| fmt::Error)?),
+        Attr::SlabsCpuPartial => {
+            // Half-free slabs, as `cpu_partial` counts them (`slub_set_cpu_partial()`).
+            let objects = |slabs: u32| u64::from(slabs) * u64::from(l.objects) / 2;
+            let slabs: u32 = c.cpu_partial_slabs_per_cpu().map(|(_, s)| s).sum();
+            write!(f, "{}({slabs})", objects(slabs))?;
+            for (cpu, s) in c.cpu_partial_slabs_per_cpu().filter(|&(_, s)| s != 0) {
+                write!(f, " C{}={}({s})", cpu.as_u32(), objects(s))?;
+            }
+            writeln!(f)
+        }
+        Attr::MinPartial => writeln!(f, "{}", c.min_partial()),
+        Attr::CpuPartial => writeln!(f, "{}", c.cpu_partial()),
+        Attr::RemoteNodeDefragRatio => writeln!(f, "{}", c.remote_node_defrag_ratio() / 10),
+        Attr::Ctor => match c.ctor_symbol() {
+            Some(Ok(sym)) => writeln!(f, "{}", sym.to_str().map_err(|_| fmt::Error)?),
+            Some(Err(_)) => Err(fmt::Error),
+            None => Ok(()),
+        },
+        Attr::Aliases => writeln!(f, "0"),
+        Attr::HwcacheAlign => writeln!(f, "{}", u32::from(l.hwcache_align)),
+        Attr::Unsupported => writeln!(f, "0"),
+        Attr::Debug(bit) => writeln!(f, "{}", u32::from(l.debug & bit != 0)),
+        Attr::Shrink => Ok(()),
+        Attr::Validate => match c.validate() {
+            Ok(v) => writeln!(f, "{v}"),
+            Err(e) => writeln!(f, "error {}", e.to_errno()),
+        },
+        Attr::Counter(s) => {
+            write!(f, "{}", c.stats().get(s))?;
+            for cpu in percpu::online_cpus() {
+                let v = c.stat_on(cpu, s);
+                if v != 0 {
+                    write!(f, " C{}={v}", cpu.as_u32())?;
+                }
+            }
+            writeln!(f)
+        }
+        Attr::Stats => fmt::Display::fmt(&c.stats(), f),
+        Attr::Layout => {
+            writeln!(f, "object_size {}", l.object_size)?;
+            writeln!(f, "align {}", l.align)?;
+            writeln!(f, "size {}", l.size)?;
+            writeln!(f, "free_offset {}", l.free_offset)?;
+            writeln!(f, "order {}", l.order)?;
+            writeln!(f, "objects_per_slab {}", l.objects)?;
+            writeln!(f, "waste {}", l.waste())?;
+            writeln!(f, "debug {}", crate::debug::Letters(l.debug))
+        }
+        Attr::Nodes => {
+            writeln!(f, "node slabs objects partial")?;
+            for nid in topology::online_nodes() {
+                let (slabs, objects, partial) = c.node_counts(nid);
+                writeln!(f, "{nid} {slabs} {objects} {partial}")?;
+            }
+            // What the slabs take: their pages, and rslub's metadata kept outside them.
+            let m = c.footprint();
+            writeln!(f, "bytes pages={} metadata={}", m.page_bytes, m.meta_bytes)
+        }
+        Attr::RemoteWalk => writeln!(f, "{}", c.remote_walk() as u32),
+    }
 }
 
-fn store_min_partial(c: &CacheRef, r: &mut UserSliceReader) -> Result {
-    let v = read_number(r, crate::params::MAX_MIN_PARTIAL.unsigned_abs())?;
-    c.get().set_min_partial(v);
-    Ok(())
-}
-
-fn show_ratio(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", c.get().remote_node_defrag_ratio())
-}
-
-fn store_ratio(c: &CacheRef, r: &mut UserSliceReader) -> Result {
-    let v = read_number(r, crate::cache::RATIO_SCALE)?;
-    c.get().set_remote_node_defrag_ratio(v);
-    Ok(())
-}
-
-fn show_walk(c: &CacheRef, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    writeln!(f, "{}", c.get().remote_walk() as u32)
-}
-
-fn store_walk(c: &CacheRef, r: &mut UserSliceReader) -> Result {
-    let w = match read_number(r, 1)? {
-        0 => RemoteWalk::NodesOnce,
-        _ => RemoteWalk::Zonelist,
-    };
-    c.get().set_remote_walk(w);
+fn store(file: &AttrFile, r: &mut UserSliceReader) -> Result {
+    let c = file.cache();
+    match file.attr {
+        Attr::MinPartial => {
+            c.set_min_partial(read_number(r, params::MAX_MIN_PARTIAL.unsigned_abs())?)
+        }
+        Attr::CpuPartial => c.set_cpu_partial(read_number(r, layout::MAX_OBJS_PER_SLAB)?),
+        Attr::RemoteNodeDefragRatio => c.set_remote_node_defrag_ratio(read_number(r, 100)? * 10),
+        Attr::RemoteWalk => c.set_remote_walk(match read_number(r, 1)? {
+            0 => RemoteWalk::NodesOnce,
+            _ => RemoteWalk::Zonelist,
+        }),
+        Attr::Shrink => {
+            read_one(r)?;
+            c.shrink();
+        }
+        Attr::Validate => {
+            read_one(r)?;
+            c.validate()?;
+        }
+        Attr::Counter(s) => {
+            read_number(r, 0)?;
+            c.clear_stat(s);
+        }
+        _ => return Err(EINVAL),
+    }
     Ok(())
 }
 
@@ -268,4 +409,12 @@ fn read_number(r: &mut UserSliceReader, max: u32) -> Result<u32> {
         return Err(EINVAL);
     }
     Ok(v)
+}
+
+/// Reads `1`, the only value `shrink` and `validate` take (as SLUB's files).
+fn read_one(r: &mut UserSliceReader) -> Result {
+    if read_number(r, 1)? != 1 {
+        return Err(EINVAL);
+    }
+    Ok(())
 }

@@ -141,6 +141,8 @@ pub(crate) struct Layout {
     pub(crate) inuse: u32,
     /// Offset of the two owner records (allocation, then free) with [`STORE_USER`].
     pub(crate) track_offset: u32,
+    /// Whether objects were asked aligned to the cache line ([`HWCACHE_ALIGN`]).
+    pub(crate) hwcache_align: bool,
 }
 
 impl Layout {
@@ -216,6 +218,7 @@ impl Layout {
             debug,
             inuse,
             track_offset,
+            hwcache_align: flags & HWCACHE_ALIGN != 0,
         })
     }
 

@@ -73,6 +73,11 @@ impl<T: Zeroable> Drop for PerCpu<T> {
     }
 }
 
+/// The online CPUs (`for_each_online_cpu()`): a snapshot, CPUs may come and go.
+pub(crate) fn online_cpus() -> impl Iterator<Item = CpuId> {
+    possible_cpus().filter(|&c| crate::shim::cpu_online(c))
+}
+
 /// The possible CPUs (`for_each_possible_cpu()`).
 pub(crate) fn possible_cpus() -> impl Iterator<Item = CpuId> {
     (0..kernel::cpu::nr_cpu_ids()).filter_map(|c| {

@@ -19,7 +19,7 @@ use kernel::{
 /// A registered cache and its debugfs files.
 struct Entry {
     core: NonNull<CacheCore>,
-    _files: Pin<KBox<CacheFiles>>,
+    _files: CacheFiles,
 }
 
 // SAFETY: `CacheCore` is `Sync` (all shared state is per-cpu, atomic or locked); the entry

@@ -200,6 +200,18 @@ pub(crate) fn random_u32() -> u32 {
     unsafe { bindings::get_random_u32() }
 }
 
+/// The symbol at `addr`, as `%pS` prints it (`sprint_symbol()`).
+pub(crate) fn symbol(addr: usize) -> Result<kernel::str::CString, kernel::error::Error> {
+    // `KSYM_SYMBOL_LEN`: a name of up to 511 bytes, an offset, a size and a module name.
+    const LEN: usize = 1024;
+    let mut buf = kernel::alloc::KVec::from_elem(0u8, LEN, kernel::alloc::flags::GFP_KERNEL)?;
+    // SAFETY: `buf` holds `LEN` bytes, more than `sprint_symbol()` writes (at most
+    // `KSYM_SYMBOL_LEN`, under 700, with its terminating NUL).
+    unsafe { bindings::sprint_symbol(buf.as_mut_ptr().cast(), addr as kernel::ffi::c_ulong) };
+    let s = CStr::from_bytes_until_nul(&buf).map_err(|_| kernel::error::code::EINVAL)?;
+    Ok(kernel::str::CString::try_from(s)?)
+}
+
 /// Sets up what the shim needs (the flush workqueue); called once at module load.
 pub(crate) fn init() -> Result<(), kernel::error::Error> {
     // SAFETY: Called once, at load, before `run_on_each_cpu`.

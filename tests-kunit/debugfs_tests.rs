@@ -115,8 +115,9 @@ mod tests {
 
         let mp = read("min_partial");
         assert_eq!(text(&mp).trim().parse::<u32>().ok(), Some(c.min_partial()));
+        // In percent, as SLUB's file: the cache's 1000 in 1024ths is 100.
         let r = read("remote_node_defrag_ratio");
-        assert_eq!(text(&r).trim(), "1000");
+        assert_eq!(text(&r).trim(), "100");
         let w = read("remote_walk");
         assert_eq!(text(&w).trim(), "0");
         // SAFETY: allocated above.
@@ -136,14 +137,16 @@ mod tests {
             assert_eq!(write("min_partial", bad), Err(EINVAL));
             assert_eq!(c.min_partial(), 12);
         }
-        // remote_node_defrag_ratio: 0..=1024.
-        for (v, want) in [("0", 0u32), ("1024", 1024), ("512\n", 512)] {
+        // remote_node_defrag_ratio: 0..=100 percent, kept times 10 in 1/1024ths (SLUB's
+        // file).
+        for (v, want) in [("0", 0u32), ("100", 1000), ("51\n", 510)] {
             assert_eq!(write("remote_node_defrag_ratio", v), Ok(v.len()));
             assert_eq!(c.remote_node_defrag_ratio(), want);
+            assert_eq!(text(&read("remote_node_defrag_ratio")).trim(), v.trim());
         }
-        for bad in ["1025", "-5", "ten"] {
+        for bad in ["101", "1024", "-5", "ten"] {
             assert_eq!(write("remote_node_defrag_ratio", bad), Err(EINVAL));
-            assert_eq!(c.remote_node_defrag_ratio(), 512);
+            assert_eq!(c.remote_node_defrag_ratio(), 510);
         }
         // remote_walk: 0 or 1.
         assert_eq!(write("remote_walk", "1"), Ok(1));
@@ -180,7 +183,9 @@ mod tests {
         let c = Cache::create(&args()).expect("cache");
         let tunables: [(&str, &dyn Fn() -> u32); 4] = [
             ("min_partial", &|| c.min_partial()),
-            ("remote_node_defrag_ratio", &|| c.remote_node_defrag_ratio()),
+            ("remote_node_defrag_ratio", &|| {
+                c.remote_node_defrag_ratio() / 10
+            }),
             ("remote_walk", &|| c.remote_walk() as u32),
             ("cpu_partial", &|| c.cpu_partial()),
         ];

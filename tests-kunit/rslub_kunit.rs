@@ -63,6 +63,7 @@ mod layout_tests;
 mod numa_tests;
 mod params_tests;
 mod race_tests;
+mod slabfs_tests;
 mod stress_tests;
 
 module! {
