@@ -5,7 +5,8 @@
 #   make test    boot the test kernel, run the KUnit suites, print "N passed, N failed"
 #   make stress  make test with the all-CPU stress suite running STRESS seconds (300)
 #   make run     boot it, load rslub with PARAMS="...", print what it reports; with
-#                BACK=cache,... rslub backs those kernel caches while hackbench runs
+#                BACK=cache,... rslub backs those kernel caches (default: the skb
+#                caches; BACK=none: none) while hackbench runs, then slabinfo
 #   make shell   interactive guest with the modules at hand
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the

@@ -88,7 +88,7 @@ impl kernel::fmt::Display for Why {
                 write!(f, ",")?;
             }
             first = false;
-            write!(f, "\"{}\":{}", st.name(), s.get(st))?;
+            write!(f, "\"{}\":{}", st.file_str(), s.get(st))?;
         }
         write!(f, "}}")
     }

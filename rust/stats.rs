@@ -6,7 +6,7 @@
 use kernel::{fmt, str::CStr};
 
 macro_rules! stats {
-    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal $(as $file:literal)?,)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident = $file:literal,)*) => {
         /// A counted event.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[repr(usize)]
@@ -18,119 +18,116 @@ macro_rules! stats {
             /// Every event, in counter order.
             pub(crate) const ALL: [Stat; NR_STATS] = [$(Stat::$variant,)*];
 
-            /// The event's name, as the `stats` file shows it.
-            pub(crate) const fn name(self) -> &'static str {
+            /// The counter's name, and the name of its own file: SLUB's (`SLUB_STATS`)
+            /// where SLUB counted the same event.
+            pub(crate) const fn file_name(self) -> &'static CStr {
                 match self {
-                    $(Stat::$variant => $name,)*
+                    $(Stat::$variant => $file,)*
                 }
             }
 
-            /// The name of the counter's own file: SLUB's (`SLUB_STATS`) where SLUB
-            /// counts the same event, else [`Stat::name`].
-            pub(crate) const fn file_name(self) -> &'static CStr {
-                match self {
-                    $(Stat::$variant => stats!(@file $name $(, $file)?),)*
-                }
+            /// [`Stat::file_name`] as text: the `stats` file and the benchmarks' records
+            /// use it.
+            pub(crate) fn file_str(self) -> &'static str {
+                self.file_name().to_str().unwrap_or("")
             }
         }
 
         /// Number of counters.
-        pub(crate) const NR_STATS: usize = [$($name,)*].len();
+        pub(crate) const NR_STATS: usize = [$($file,)*].len();
     };
-    (@file $name:literal, $file:literal) => { $file };
-    (@file $name:literal) => { kernel::c_str!($name) };
 }
 
 stats! {
     /// Allocation served by the per-cpu fast path.
-    AllocFast = "alloc_fast" as c"alloc_fastpath",
+    AllocFast = c"alloc_fastpath",
     /// Allocation that took the slow path.
-    AllocSlow = "alloc_slow" as c"alloc_slowpath",
+    AllocSlow = c"alloc_slowpath",
     /// Free served by the per-cpu fast path.
-    FreeFast = "free_fast" as c"free_fastpath",
+    FreeFast = c"free_fastpath",
     /// Free that took the slow path (the object's slab is not this CPU's active slab).
-    FreeSlow = "free_slow" as c"free_slowpath",
+    FreeSlow = c"free_slowpath",
     /// Slow free into a slab that is some CPU's active slab: lock-free.
-    FreeFrozen = "free_frozen" as c"free_frozen",
+    FreeFrozen = c"free_frozen",
     /// Slow free that had to take the node lock (slab became partial or empty).
-    FreeLocked = "free_locked",
+    FreeLocked = c"free_locked",
     /// A free, or a CPU giving its partial list back, put a slab on a node's partial list
     /// (`FREE_ADD_PARTIAL`).
-    FreeAddPartial = "free_add_partial" as c"free_add_partial",
+    FreeAddPartial = c"free_add_partial",
     /// A free emptied a slab on a node's partial list, which went back to the page
     /// allocator (`FREE_REMOVE_PARTIAL`).
-    FreeRemovePartial = "free_remove_partial" as c"free_remove_partial",
+    FreeRemovePartial = c"free_remove_partial",
     /// The active slab's freelist was refilled from objects freed by other CPUs.
-    RefillFromSlab = "refill_from_slab" as c"alloc_refill",
+    RefillFromSlab = c"alloc_refill",
     /// The active slab came from a node's partial list, local or remote
     /// (`ALLOC_FROM_PARTIAL`).
-    AllocFromPartial = "alloc_from_partial" as c"alloc_from_partial",
+    AllocFromPartial = c"alloc_from_partial",
     /// A partial slab was taken from the local (or requested) node.
-    RefillNodePartial = "refill_node_partial",
+    RefillNodePartial = c"refill_node_partial",
     /// A partial slab was taken from another node by the remote walk.
-    RefillRemotePartial = "refill_remote_partial",
+    RefillRemotePartial = c"refill_remote_partial",
     /// A new slab was allocated from the page allocator.
-    NewSlab = "new_slab" as c"alloc_slab",
+    NewSlab = c"alloc_slab",
     /// An empty slab was given back to the page allocator.
-    SlabFreed = "slab_freed" as c"free_slab",
+    SlabFreed = c"free_slab",
     /// Searches for a partial slab (`get_partial`).
-    GetPartial = "get_partial",
+    GetPartial = c"get_partial",
     /// Node partial lists looked at by those searches, local and remote.
-    NodesTried = "get_partial_nodes_tried",
+    NodesTried = c"get_partial_nodes_tried",
     /// Remote walks started (`get_any_partial`).
-    RemoteWalk = "remote_walks",
+    RemoteWalk = c"remote_walks",
     /// Remote nodes looked at by the remote walks.
-    RemoteNodesTried = "remote_nodes_tried",
+    RemoteNodesTried = c"remote_nodes_tried",
     /// Remote walks skipped by `remote_node_defrag_ratio`.
-    RemoteWalkSkipped = "remote_walk_skipped",
+    RemoteWalkSkipped = c"remote_walk_skipped",
     /// `alloc_node()` asked for another node than the active slab's.
-    NodeMismatch = "node_mismatch" as c"alloc_node_mismatch",
+    NodeMismatch = c"alloc_node_mismatch",
     /// An active slab was given back to its node (deactivated).
-    CpuSlabFlush = "cpu_slab_flush" as c"cpuslab_flush",
+    CpuSlabFlush = c"cpuslab_flush",
     /// A deactivated slab was full: it goes on no list (`DEACTIVATE_FULL`).
-    DeactivateFull = "deactivate_full" as c"deactivate_full",
+    DeactivateFull = c"deactivate_full",
     /// A deactivated slab was empty and went back to the page allocator
     /// (`DEACTIVATE_EMPTY`).
-    DeactivateEmpty = "deactivate_empty" as c"deactivate_empty",
+    DeactivateEmpty = c"deactivate_empty",
     /// A deactivated slab went to the head of its node's partial list
     /// (`DEACTIVATE_TO_HEAD`).
-    DeactivateToHead = "deactivate_to_head" as c"deactivate_to_head",
+    DeactivateToHead = c"deactivate_to_head",
     /// A deactivated slab had objects other CPUs freed into it meanwhile
     /// (`DEACTIVATE_REMOTE_FREES`).
-    DeactivateRemoteFrees = "deactivate_remote_frees" as c"deactivate_remote_frees",
+    DeactivateRemoteFrees = c"deactivate_remote_frees",
     /// The active slab was full, with nothing freed into it: the slow path let it go
     /// without the node lists (`DEACTIVATE_BYPASS`).
-    DeactivateBypass = "deactivate_bypass" as c"deactivate_bypass",
+    DeactivateBypass = c"deactivate_bypass",
     /// A fast path's `cmpxchg16b` failed (an interrupt, or a migration, came between
     /// its reads and its commit) and it started again (`CMPXCHG_DOUBLE_CPU_FAIL`).
-    CommitFailed = "commit_failed" as c"cmpxchg_double_cpu_fail",
+    CommitFailed = c"cmpxchg_double_cpu_fail",
     /// An allocation failed (no memory).
-    AllocFailed = "alloc_failed",
+    AllocFailed = c"alloc_failed",
     /// A new slab got the smallest order instead of the preferred one (`order_fallback`).
-    OrderFallback = "order_fallback" as c"order_fallback",
+    OrderFallback = c"order_fallback",
     /// A node lock was taken (partial list work on a slow path).
-    NodeLock = "node_lock",
+    NodeLock = c"node_lock",
     /// A node lock was taken while another CPU held it: this one waited.
-    NodeLockContended = "node_lock_contended",
+    NodeLockContended = c"node_lock_contended",
     /// Nanoseconds spent waiting for node locks other CPUs held (`CLOCK_MONOTONIC`).
-    NodeLockWaitNs = "node_lock_wait_ns",
+    NodeLockWaitNs = c"node_lock_wait_ns",
     /// A free pointer was found outside its slab (overwritten): the list was cut there.
-    FreelistCorrupt = "freelist_corrupt",
+    FreelistCorrupt = c"freelist_corrupt",
     /// Problems the debug checks found and reported (`rust/debug.rs`), and frees of
     /// pointers that are not objects of the cache.
-    DebugErrors = "debug_errors",
+    DebugErrors = c"debug_errors",
     /// Pages the shrinker gave back (empty slabs beyond `min_partial`).
-    ShrinkerPages = "shrinker_pages",
+    ShrinkerPages = c"shrinker_pages",
     /// A CPU's active slab came from its partial list (SLUB's `CPU_PARTIAL_ALLOC`).
-    CpuPartialAlloc = "cpu_partial_alloc" as c"cpu_partial_alloc",
+    CpuPartialAlloc = c"cpu_partial_alloc",
     /// A free made a full slab partial and put it on the CPU's partial list
     /// (`CPU_PARTIAL_FREE`).
-    CpuPartialFree = "cpu_partial_free" as c"cpu_partial_free",
+    CpuPartialFree = c"cpu_partial_free",
     /// A refill from a node took a slab for the CPU's partial list too
     /// (`CPU_PARTIAL_NODE`).
-    CpuPartialNode = "cpu_partial_node" as c"cpu_partial_node",
+    CpuPartialNode = c"cpu_partial_node",
     /// A CPU's partial list was full and went back to the nodes (`CPU_PARTIAL_DRAIN`).
-    CpuPartialDrain = "cpu_partial_drain" as c"cpu_partial_drain",
+    CpuPartialDrain = c"cpu_partial_drain",
 }
 
 /// Counter values summed over all CPUs.
@@ -167,7 +164,7 @@ impl Stats {
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in Stat::ALL {
-            writeln!(f, "{} {}", s.name(), self.get(s))?;
+            writeln!(f, "{} {}", s.file_str(), self.get(s))?;
         }
         Ok(())
     }

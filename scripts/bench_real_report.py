@@ -14,8 +14,16 @@ def caches(r):
     return [r[c] for c in SKB if c in r]
 
 
+# The `stats` file lists counters under their file names, SLUB's where SLUB had them;
+# records written before that have rslub's short names.
+FILE_NAMES = {"alloc_fast": "alloc_fastpath", "alloc_slow": "alloc_slowpath",
+              "free_fast": "free_fastpath", "free_slow": "free_slowpath",
+              "node_mismatch": "alloc_node_mismatch", "new_slab": "alloc_slab",
+              "slab_freed": "free_slab"}
+
+
 def total(r, *stats):
-    return sum(c.get(s, 0) for c in caches(r) for s in stats)
+    return sum(c.get(FILE_NAMES.get(s, s), c.get(s, 0)) for c in caches(r) for s in stats)
 
 
 def pct(a, b):

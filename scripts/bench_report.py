@@ -119,6 +119,18 @@ def repeatability(first, second):
     return n, same, diffs
 
 
+# rslub's counters in the records' "why": under their file names (SLUB's where SLUB had
+# the counter); records written before have rslub's short names.
+OLD_NAMES = {"alloc_fastpath": "alloc_fast", "alloc_slowpath": "alloc_slow",
+             "free_fastpath": "free_fast", "free_slowpath": "free_slow",
+             "alloc_slab": "new_slab", "free_slab": "slab_freed"}
+
+
+def counter(w, name):
+    """Counter `name` of a record's "why", under its name or the one it had before."""
+    return w[name] if name in w else w[OLD_NAMES[name]]
+
+
 def why_section(rows):
     """The side-by-side rows where rslub runs more instructions than the kernel, with what
     rslub's counters did during the measurement (per 100 allocations)."""
@@ -145,12 +157,12 @@ def why_section(rows):
     body = []
     for r in losing:
         w = r["why"]
-        allocs = max(w["alloc_fast"] + w["alloc_slow"], 1)
-        frees = max(w["free_fast"] + w["free_slow"], 1)
-        per = lambda k: f'{w[k] * 100 / allocs:.2f}'
+        allocs = max(counter(w, "alloc_fastpath") + counter(w, "alloc_slowpath"), 1)
+        frees = max(counter(w, "free_fastpath") + counter(w, "free_slowpath"), 1)
+        per = lambda k: f'{(w[k] if k in w else counter(w, k)) * 100 / allocs:.2f}'
         body.append([r["exp"], r["size"], ratio(r["rslub"], r["kernel"]),
-                     f'{w["alloc_slow"] * 100 / allocs:.2f}', f'{w["free_slow"] * 100 / frees:.2f}',
-                     per("node_lock"), per("new_slab"), per("cpu_partial_alloc"),
+                     per("alloc_slowpath"), f'{counter(w, "free_slowpath") * 100 / frees:.2f}',
+                     per("node_lock"), per("alloc_slab"), per("cpu_partial_alloc"),
                      per("cpu_partial_free"), per("cpu_partial_node"), per("cpu_partial_drain")])
     out.append(table(["experiment", "size", "ratio", "alloc slow %", "free slow %",
                       "node locks", "new slabs", "cpu partial alloc", "cpu partial free",
@@ -168,8 +180,8 @@ def bulk128_rule(rows, losing):
     fits = {r["size"]: r for r in rows if r.get("exp") == "bulk128_fits"}
 
     def per_round(w):
-        rounds = max((w["alloc_fast"] + w["alloc_slow"]) / 128, 1)
-        return f'{w["new_slab"] / rounds:.2f}'
+        rounds = max((counter(w, "alloc_fastpath") + counter(w, "alloc_slowpath")) / 128, 1)
+        return f'{counter(w, "alloc_slab") / rounds:.2f}'
 
     body = []
     for r in losing:

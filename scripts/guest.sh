@@ -16,6 +16,7 @@
 # RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
 set -uo pipefail
 mode=$1 rundir=$2 moddir=$3 params=${4:-} back=${5:-}
+scripts=$(cd "$(dirname "$0")" && pwd)
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # `run` keeps the console quiet (what matters is printed from dmesg); `test` leaves the
@@ -60,16 +61,21 @@ unback_and_drain() {
 # receivers over unix sockets, 1000 messages each), then per cache what rslub served,
 # then unbacking, draining and rmmod.
 run_backed() {
-	local d=/sys/kernel/debug/rslub c n
-	echo "guest: hackbench -g 4 -l 1000 with rslub backing $back"
-	hackbench -g 4 -l 1000 || return 1
+	local d=/sys/kernel/debug/rslub n
+	echo "guest: hackbench -g 4 -l 1000 with rslub backing $back, and over its run the"
+	echo "guest: activity view of scripts/slabinfo (-D), busiest first (-A):"
+	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --command "hackbench -g 4 -l 1000" \
+		-AD 2>&1 | sed 's/^/  /'
+	[ "${PIPESTATUS[0]}" -eq 0 ] || return 1
 	echo "guest: rslub's backed caches (alloc/free: objects served by rslub):"
 	sed 's/^/  /' "$d/back"
-	for c in ${back//,/ }; do
-		echo "guest: rslub statistics of $c:"
-		tr '\n' ' ' < "$d/$c/stats" | fold -s -w 100 | sed 's/^/  /'
-		echo
-	done
+	# The kernel's own slabinfo (tools/mm/slabinfo) on rslub's tree: the table of
+	# rslub's caches, then the report of the first backed cache.
+	echo "guest: scripts/slabinfo (tools/mm/slabinfo of the test kernel):"
+	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" | sed 's/^/  /' || return 1
+	echo "guest: scripts/slabinfo -r ${back%%,*}:"
+	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" -r "${back%%,*}" | sed 's/^/  /' ||
+		return 1
 	n=$(unback_and_drain "$d/back" "$back") || { echo "guest: $n"; return 1; }
 	echo "guest: unbacked; every rslub object was freed (0 live), after $n"
 }
@@ -285,6 +291,22 @@ traffic_intact() {
 	cat "$rundir/traffic.out"
 	return "$traffic_rc"
 }
+# slabinfo_reads_the_tree: the kernel's own tools/mm/slabinfo, through scripts/slabinfo,
+# prints a line for each backed cache, and its report (-r) with the statistics.
+slabinfo_reads_the_tree() {
+	local c out
+	out=$(RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --dir rslub_kunit 2>&1) ||
+		{ echo "$out"; return 1; }
+	echo "$out"
+	for c in ${back//,/ }; do
+		grep -q "^$c " <<<"$out" || { echo "no line for $c"; return 1; }
+	done
+	c=${back%%,*}
+	out=$(RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --dir rslub_kunit -r "$c" 2>&1) ||
+		{ echo "$out"; return 1; }
+	grep -q "^Slabcache: $c " <<<"$out" || { echo "$out"; echo "no report of $c"; return 1; }
+	grep -E "^(Slabcache:|Fastpath|Slowpath) " <<<"$out"
+}
 # unback_drain_unload: after unbacking, in-flight skbs drain back to rslub, then rmmod.
 unback_drain_unload() {
 	unback_and_drain "$d" "$back" || return 1
@@ -292,6 +314,7 @@ unback_drain_unload() {
 }
 check suites_ran_with_caches_backed served_during_suites
 check loopback_traffic_echoed_intact traffic_intact
+check slabinfo_reads_the_tree slabinfo_reads_the_tree
 check unback_drain_and_unload unback_drain_unload
 write_suite rslub_traffic
 lsmod | grep -q '^rslub_kunit' && rmmod rslub_kunit 2>> "$rundir/guest.log"

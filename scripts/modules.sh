@@ -17,4 +17,10 @@ n) out=$out-unhardened kargs+=(RSLUB_HARDENED=n) ;;
 esac
 mkdir -p "$out"
 make -s -C "$kdir" M="$RSLUB_TOP" MO="$out" "${kargs[@]}" -j"$(nproc)" "$@" >&2
+# The kernel's own slabinfo (tools/mm/slabinfo.c of the same tree), which
+# scripts/slabinfo runs on rslub's debugfs tree.
+src=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")/tools/mm/slabinfo.c
+if [ -f "$src" ] && [ ! "$out/slabinfo" -nt "$src" ]; then
+	"clang$RSLUB_LLVM" -O2 -o "$out/slabinfo" "$src" >&2 || die "cannot build $src"
+fi
 printf '%s\n' "$out"

@@ -9,7 +9,7 @@
 #
 # (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
-# Variables: BACK (run: kernel caches rslub backs while hackbench runs), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
+# Variables: BACK (run: kernel caches rslub backs while hackbench runs; default the skb caches, none for none), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
 # 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
@@ -138,6 +138,17 @@ shell)
 run)
 	rundir=$(mktemp -d "$RSLUB_CACHE/run.XXXXXX")
 	trap 'rm -rf "$rundir"' EXIT
+	# The workload by default: hackbench with rslub backing the skb caches (only the
+	# small heads under KASAN, see below). BACK=none loads rslub alone.
+	if [ "${BACK:-}" = none ]; then
+		BACK=
+	elif [ -z "${BACK:-}" ]; then
+		if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
+			BACK=skbuff_small_head
+		else
+			BACK=skbuff_head_cache,skbuff_small_head
+		fi
+	fi
 	if [ -n "${BACK:-}" ]; then
 		[[ "$BACK" =~ ^[A-Za-z0-9_.:,-]+$ ]] || die "BACK=$BACK: cache names, comma-separated"
 		# The workload: hackbench, from Debian's rt-tests, run in the guest from the host's

@@ -67,9 +67,9 @@ mod tests {
         let stats = read("stats");
         let stats = text(&stats);
         for st in Stat::ALL {
-            assert_eq!(value_of(stats, st.name()), Some(s.get(st)));
+            assert_eq!(value_of(stats, st.file_str()), Some(s.get(st)));
         }
-        assert_eq!(value_of(stats, "alloc_slow"), Some(1));
+        assert_eq!(value_of(stats, "alloc_slowpath"), Some(1));
 
         let layout = read("layout");
         let layout = text(&layout);
