@@ -294,11 +294,7 @@ impl CacheCore {
         }
         check_machine()?;
         let topo = crate::topology::Topology::read();
-        let rules = layout::OrderRules {
-            min_order: params.min_order(),
-            max_order: params.max_order(),
-            min_objects: params.min_objects(topo.scaling_cpus()),
-        };
+        let rules = params.order_rules(topo.scaling_cpus());
         let flags = args.flags | params.debug().flags_for(args.name.to_bytes());
         let layout = Layout::new(
             args.size,

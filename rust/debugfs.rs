@@ -23,9 +23,11 @@
 
 use crate::{
     cache::{CacheCore, RemoteWalk},
-    layout, params, percpu,
+    layout::{self, WhatIf},
+    params::{self, Params},
+    percpu,
     stats::Stat,
-    topology,
+    topology::{self, Topology},
 };
 use core::ptr::NonNull;
 use kernel::{
@@ -33,6 +35,7 @@ use kernel::{
     error::code::EINVAL,
     fmt,
     prelude::*,
+    sync::atomic::{Atomic, Relaxed},
     uaccess::UserSliceReader,
 };
 
@@ -353,15 +356,92 @@ fn store(file: &AttrFile, r: &mut UserSliceReader) -> Result {
     Ok(())
 }
 
-/// The module-wide `back` file under `root`: one line per kernel cache rslub backs or
-/// drains; writing `name` backs the kernel cache `name`, `-name` unbacks it, `drain`
-/// destroys the rslub caches of unbacked caches whose objects are all freed (see
-/// `Documentation/backing.rst`).
-pub(crate) fn back_file(root: &Dir) -> Result<Pin<KBox<File<()>>>> {
-    KBox::pin_init(
-        root.read_write_callback_file(c"back", (), &show_back, &store_back),
-        GFP_KERNEL,
+/// The module-wide files under `root`; removed when dropped.
+pub(crate) struct ModuleFiles {
+    _back: Pin<KBox<File<()>>>,
+    _whatif: Pin<KBox<File<WhatIfFile>>>,
+}
+
+impl ModuleFiles {
+    /// `back`: one line per kernel cache rslub backs or drains; writing `name` backs the
+    /// kernel cache `name`, `-name` unbacks it, `drain` destroys the rslub caches of
+    /// unbacked caches whose objects are all freed (see `Documentation/backing.rst`).
+    ///
+    /// `layout_whatif`: write `SIZE [ALIGN]`, then read, for a cache of such objects,
+    /// every slab order with its objects and unused bytes, and the order rslub (with the
+    /// module's `params`) and the kernel's allocator (with its defaults) choose
+    /// ([`WhatIf`]).
+    pub(crate) fn new(root: &Dir, params: Params) -> Result<Self> {
+        Ok(Self {
+            _back: KBox::pin_init(
+                root.read_write_callback_file(c"back", (), &show_back, &store_back),
+                GFP_KERNEL,
+            )?,
+            _whatif: KBox::pin_init(
+                root.read_write_callback_file(
+                    c"layout_whatif",
+                    WhatIfFile {
+                        params,
+                        input: Atomic::new(0),
+                    },
+                    &show_whatif,
+                    &store_whatif,
+                ),
+                GFP_KERNEL,
+            )?,
+        })
+    }
+}
+
+/// The state of `layout_whatif`: the module's parameters, and the size (high half) and
+/// alignment (low half) last written, 0 before the first write.
+struct WhatIfFile {
+    params: Params,
+    input: Atomic<u64>,
+}
+
+/// The what-if of `size` and `align` under `params` and the kernel's defaults, on this
+/// machine's CPU count.
+fn what_if(params: &Params, size: u32, align: u32) -> Result<WhatIf> {
+    let cpus = Topology::read().scaling_cpus();
+    WhatIf::new(
+        size,
+        align,
+        params.order_rules(cpus),
+        layout::kernel_rules(cpus),
     )
+}
+
+fn show_whatif(w: &WhatIfFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let v = w.input.load(Relaxed);
+    if v == 0 {
+        return writeln!(f, "write SIZE [ALIGN] here, then read");
+    }
+    match what_if(&w.params, (v >> 32) as u32, v as u32) {
+        Ok(x) => core::fmt::Display::fmt(&x, f),
+        Err(_) => Err(fmt::Error),
+    }
+}
+
+fn store_whatif(w: &WhatIfFile, r: &mut UserSliceReader) -> Result {
+    let mut buf = [0u8; 32];
+    let mut words = read_text(r, &mut buf)?.split_ascii_whitespace();
+    let mut number = |required: bool| -> Result<u32> {
+        match words.next() {
+            Some(v) => v.parse().map_err(|_| EINVAL),
+            None if required => Err(EINVAL),
+            None => Ok(0),
+        }
+    };
+    let (size, align) = (number(true)?, number(false)?);
+    if words.next().is_some() {
+        return Err(EINVAL);
+    }
+    // Only what rslub could create: the same checks as a cache's creation.
+    what_if(&w.params, size, align)?;
+    w.input
+        .store(u64::from(size) << 32 | u64::from(align), Relaxed);
+    Ok(())
 }
 
 fn show_back(_: &(), f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -63,6 +63,30 @@ pub(crate) struct OrderRules {
     pub(crate) min_objects: u32,
 }
 
+/// The CPU-scaled default of `min_objects`: `4 * (fls(cpus) + 1)`.
+///
+/// Seed thread 001: slabs holding more objects make the slow path rarer when many CPUs
+/// contend for one cache, so the default grows with the CPU count.
+pub(crate) fn auto_min_objects(cpus: u32) -> u32 {
+    // fls(): position of the highest set bit, counting from 1; fls(0) == 0.
+    let fls = u32::BITS - cpus.leading_zeros();
+    4 * (fls + 1)
+}
+
+/// `slab_max_order`'s default in the kernel's own allocator (`PAGE_ALLOC_COSTLY_ORDER`).
+pub(crate) const KERNEL_MAX_ORDER: u32 = 3;
+
+/// The order rules of the kernel's own allocator with its defaults (`slab_min_order` 0,
+/// `slab_max_order` 3, `slab_min_objects` from the CPU count), on a machine whose
+/// `calculate_order()` counts `cpus` CPUs.
+pub(crate) fn kernel_rules(cpus: u32) -> OrderRules {
+    OrderRules {
+        min_order: 0,
+        max_order: KERNEL_MAX_ORDER,
+        min_objects: auto_min_objects(cpus),
+    }
+}
+
 /// The smallest order in `min_order..=max_order` whose leftover is at most
 /// `1/2^fract_shift` of the slab, or `max_order + 1` if none (`calc_slab_order()`).
 fn calc_slab_order(size: NonZeroU32, min_order: u32, max_order: u32, fract_shift: u32) -> u32 {
@@ -287,4 +311,92 @@ fn round_up(x: u32, a: u32) -> u32 {
 /// Rounds `x` down to a multiple of `a`, a power of two.
 fn round_down(x: u32, a: u32) -> u32 {
     x & !(a - 1)
+}
+
+/// The layout what-if: for objects of a size and alignment (a plain cache: no flags, no
+/// constructor), every slab order up to the highest of interest with the objects a slab
+/// holds and what it leaves unused, and the orders two sets of rules choose: rslub's
+/// current parameters and the kernel's allocator with its defaults. The debugfs file
+/// `layout_whatif` and the host command `scripts/layout` print it ([`core::fmt::Display`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WhatIf {
+    /// The object size asked for.
+    pub(crate) size: u32,
+    /// The alignment asked for.
+    pub(crate) align: u32,
+    /// The stride of the layout (the same under both rules).
+    pub(crate) stride: NonZeroU32,
+    /// The order rslub's rules choose.
+    pub(crate) rslub: u32,
+    /// The order the kernel's rules choose, if they can place the object at all.
+    pub(crate) kernel: Option<u32>,
+    /// The highest order shown: rslub's `max_order`, or a higher chosen order.
+    pub(crate) last: u32,
+}
+
+impl WhatIf {
+    /// The what-if of `size` and `align` under `rslub` (rslub's rules) and `kernel` (the
+    /// kernel's, [`kernel_rules`]); `EINVAL` where rslub cannot create such a cache.
+    pub(crate) fn new(
+        size: u32,
+        align: u32,
+        rslub: OrderRules,
+        kernel: OrderRules,
+    ) -> Result<Self> {
+        // A plain cache: the cache line does not matter without `HWCACHE_ALIGN`.
+        let l = Layout::new(size, align, 0, false, 64, rslub)?;
+        let stride = l.stride();
+        let kernel = calculate_order(stride, kernel).ok();
+        Ok(Self {
+            size,
+            align: l.align,
+            stride,
+            rslub: l.order,
+            kernel,
+            last: rslub.max_order.max(l.order).max(kernel.unwrap_or(0)),
+        })
+    }
+
+    /// Objects of one slab of `order`, and the bytes it leaves unused: at its end, and in
+    /// all, counting each object's padding up to the stride.
+    pub(crate) fn at(&self, order: u32) -> (u32, u32, u32) {
+        let objects = order_objects(order, self.stride);
+        let bytes = slab_bytes(order);
+        (
+            objects,
+            bytes - objects * self.stride.get(),
+            bytes - objects * self.size,
+        )
+    }
+}
+
+impl core::fmt::Display for WhatIf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        writeln!(
+            f,
+            "size {} align {} stride {}",
+            self.size, self.align, self.stride
+        )?;
+        writeln!(f, "order  objects  leftover  unused%  chosen by")?;
+        for order in 0..=self.last {
+            let (objects, leftover, unused) = self.at(order);
+            // Hundredths of a percent of the slab, in integers (no floating point in the
+            // kernel).
+            let hundredths = u64::from(unused) * 10000 / u64::from(slab_bytes(order)).max(1);
+            write!(
+                f,
+                "{order:5}  {objects:7}  {leftover:8}  {:4}.{:02} ",
+                hundredths / 100,
+                hundredths % 100
+            )?;
+            if order == self.rslub {
+                write!(f, " rslub")?;
+            }
+            if Some(order) == self.kernel {
+                write!(f, " kernel")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
 }

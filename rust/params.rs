@@ -87,15 +87,7 @@ fn check(name: &'static str, value: i32, min: i32, max: i32) -> Result<u32, Para
     }
 }
 
-/// The CPU-scaled default of `min_objects`: `4 * (fls(cpus) + 1)`.
-///
-/// Seed thread 001: slabs holding more objects make the slow path rarer when many CPUs
-/// contend for one cache, so the default grows with the CPU count.
-pub(crate) fn auto_min_objects(cpus: u32) -> u32 {
-    // fls(): position of the highest set bit, counting from 1; fls(0) == 0.
-    let fls = u32::BITS - cpus.leading_zeros();
-    4 * (fls + 1)
-}
+pub(crate) use crate::layout::auto_min_objects;
 
 /// Validated parameters.
 ///
@@ -153,6 +145,15 @@ impl Params {
     /// The `min_objects` override, or `None` when automatic.
     pub(crate) fn min_objects_override(&self) -> Option<u32> {
         (self.min_objects != 0).then_some(self.min_objects)
+    }
+
+    /// The order rules of a cache on a machine with `cpus` CPUs.
+    pub(crate) fn order_rules(&self, cpus: u32) -> crate::layout::OrderRules {
+        crate::layout::OrderRules {
+            min_order: self.min_order(),
+            max_order: self.max_order(),
+            min_objects: self.min_objects(cpus),
+        }
     }
 
     /// Effective `min_objects` on a machine with `cpus` CPUs.

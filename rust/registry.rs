@@ -5,13 +5,13 @@
 
 use crate::{
     cache::{CacheArgs, CacheCore, LiveObjects},
-    debugfs::CacheFiles,
+    debugfs::{CacheFiles, ModuleFiles},
     params::Params,
     shim,
 };
 use core::{mem::ManuallyDrop, ops::Deref, pin::Pin, ptr::NonNull};
 use kernel::{
-    debugfs::{Dir, File},
+    debugfs::Dir,
     error::code::{EEXIST, EINVAL},
     prelude::*,
 };
@@ -30,7 +30,7 @@ unsafe impl Send for Entry {}
 pub(crate) struct Registry {
     params: Option<Params>,
     root: Option<Dir>,
-    back_file: Option<Pin<KBox<File<()>>>>,
+    module_files: Option<ModuleFiles>,
     caches: KVec<Entry>,
 }
 
@@ -39,7 +39,7 @@ kernel::sync::global_lock! {
     unsafe(uninit) static REGISTRY: Mutex<Registry> = Registry {
         params: None,
         root: None,
-        back_file: None,
+        module_files: None,
         caches: KVec::new(),
     };
 }
@@ -62,8 +62,8 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
     let mut reg = REGISTRY.lock();
     reg.params = Some(params);
     let root = Dir::new(debugfs_name);
-    match crate::debugfs::back_file(&root) {
-        Ok(f) => reg.back_file = Some(f),
+    match ModuleFiles::new(&root, params) {
+        Ok(f) => reg.module_files = Some(f),
         Err(e) => {
             drop(reg);
             shim::exit();
@@ -82,6 +82,12 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
         return Err(e);
     }
     Ok(())
+}
+
+/// The module's parameters, once [`init`] ran.
+#[cfg(rslub_inject)]
+pub(crate) fn params() -> Option<Params> {
+    REGISTRY.lock().params
 }
 
 /// The shrinker's count (`rust/shim.c`): pages of empty slabs the node lists keep beyond
@@ -156,7 +162,7 @@ fn exit_registry() {
         let name = unsafe { e.core.as_ref() }.name();
         pr_warn!("cache {name} was never destroyed; leaving it in place\n");
     }
-    reg.back_file = None;
+    reg.module_files = None;
     reg.root = None;
     drop(reg);
     shim::exit();

@@ -249,6 +249,34 @@ rmmod_under_a_client() {
 	rmmod rslub || { echo "rmmod rslub failed after the client left"; return 1; }
 }
 check rmmod_refused_while_a_client_holds_a_cache rmmod_under_a_client
+
+# whatif_matches_the_host_command: the debugfs file layout_whatif and the host command
+# scripts/layout (built before the boot, run here on the guest's CPU count) print the
+# same table, one rule in one source file: with the defaults and with other parameters.
+whatif_matches_the_host_command() {
+	local f=/sys/kernel/debug/rslub/layout_whatif p size args out want r=0
+	for p in "" "max_order=1 min_objects=4"; do
+		# shellcheck disable=SC2086 # a list of name=value words
+		insmod "$moddir/rslub.ko" $p || { echo "insmod $p failed"; return 1; }
+		args=()
+		[ -z "$p" ] || args=(--max-order 1 --min-objects 4)
+		for size in "8" "100" "700 64" "3000" "4096" "9000 8"; do
+			echo "$size" > "$f" || { r=1; continue; }
+			out=$(cat "$f")
+			# shellcheck disable=SC2086 # SIZE [ALIGN]
+			want=$("$scripts/layout" $size --cpus "$(nproc)" "${args[@]}")
+			if [ "$out" != "$want" ]; then
+				printf 'params "%s", %s: debugfs\n%s\nscripts/layout\n%s\n' "$p" "$size" "$out" "$want"
+				r=1
+			fi
+		done
+		echo "params \"$p\": 6 sizes, same table; e.g. size 3000:"
+		echo 3000 > "$f" && cat "$f"
+		rmmod rslub || return 1
+	done
+	return "$r"
+}
+check whatif_matches_the_host_command whatif_matches_the_host_command
 check back_names_cache_then_unback_and_unload back_real_cache
 
 write_suite rslub_load

@@ -39,6 +39,9 @@ if [ "$NODES" -ge 4 ]; then MEMLESS=${MEMLESS:-1}; else MEMLESS=${MEMLESS:-0}; f
 
 kdir=$("$RSLUB_TOP/scripts/kernel.sh")
 moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
+# The host command of the layout what-if, built here: the guest compares it with the
+# module's debugfs file.
+"$RSLUB_TOP/scripts/layout" --build >/dev/null
 ksrc=$(readlink -f "$kdir/source")
 
 # Topology: NODES nodes of MEM_PER_NODE MiB (the last MEMLESS of them with none), CPUs

@@ -47,6 +47,7 @@ void rslub_test_skip(const char *reason);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
 void rslub_test_kc_destroy(struct kmem_cache *kc);
+void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size);
 void *rslub_test_kc_alloc(struct kmem_cache *kc, gfp_t gfp);
 void *rslub_test_kc_zalloc(struct kmem_cache *kc, gfp_t gfp);
 void *rslub_test_kc_alloc_node(struct kmem_cache *kc, gfp_t gfp, int node);
@@ -394,6 +395,17 @@ void rslub_test_usleep(unsigned int us)
  * The kernel's own kmem_cache API, as its users call it (the backing tests): these calls
  * reach the hooked entry points of mm/slub.o like any other caller's.
  */
+/*
+ * The slab order and the stride (object size with metadata) the kernel's allocator chose
+ * for @kc: SLUB's oo_order() and s->size. OO_SHIFT is private to mm/slub.c (16 since
+ * 2008).
+ */
+void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size)
+{
+	*order = kc->oo.x >> 16;
+	*size = kc->size;
+}
+
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *))
 {

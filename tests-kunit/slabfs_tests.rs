@@ -445,3 +445,141 @@ mod tests {
         assert!(c.destroy().is_ok());
     }
 }
+
+/// KUnit suite `rslub_whatif`: the layout what-if (`layout::WhatIf`), its rule against
+/// what the kernel's own allocator chooses for caches it really creates, and the
+/// module-wide `layout_whatif` file.
+#[kunit_tests(rslub_whatif)]
+mod whatif {
+    use crate::{
+        layout::{self, slab_bytes, Layout, OrderRules, WhatIf},
+        test_shim::{read_file, skip, write_file, KernelCache},
+        topology::Topology,
+    };
+    use kernel::{error::code::EINVAL, prelude::*, str::CString};
+
+    const RULES: OrderRules = OrderRules {
+        min_order: 0,
+        max_order: 3,
+        min_objects: 16,
+    };
+
+    #[test]
+    fn every_order_with_its_objects_and_the_chosen_ones() {
+        let kernel = layout::kernel_rules(4);
+        let w = WhatIf::new(700, 0, RULES, kernel).expect("what-if");
+        let l = Layout::new(700, 0, 0, false, 64, RULES).expect("layout");
+        assert_eq!(w.stride.get(), l.size);
+        assert_eq!(w.rslub, l.order);
+        assert_eq!(w.kernel, Some(l.order));
+        assert_eq!(w.last, 3);
+        for order in 0..=3 {
+            let (objects, leftover, unused) = w.at(order);
+            assert_eq!(objects, slab_bytes(order) / l.size);
+            assert_eq!(leftover, slab_bytes(order) - objects * l.size);
+            assert_eq!(unused, slab_bytes(order) - objects * 700);
+        }
+        // Other rules: a smaller max_order, the rows go on to the kernel's order.
+        let small = OrderRules {
+            max_order: 1,
+            ..RULES
+        };
+        let w = WhatIf::new(3000, 8, small, kernel).expect("what-if");
+        assert_eq!(w.rslub, 1);
+        assert_eq!(w.kernel, Some(3));
+        assert_eq!(w.last, 3);
+        let text = CString::try_from_fmt(core::format_args!("{w}")).expect("text");
+        let text = text.to_str().expect("utf-8");
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("size 3000 align 8 stride 3000"));
+        assert_eq!(
+            lines.next(),
+            Some("order  objects  leftover  unused%  chosen by")
+        );
+        // Order 1: two objects of 3000 in 8192 bytes, 2192 left, 26.75 % unused.
+        let mut rows = KVec::new();
+        for l in lines {
+            rows.push(l, GFP_KERNEL).expect("memory");
+        }
+        assert_eq!(rows.len(), 4);
+        assert!(rows[1].trim_end().ends_with("rslub"));
+        assert!(rows[1].contains("      2      2192    26.75"));
+        assert!(rows[3].trim_end().ends_with("kernel"));
+        assert!(!rows[0].contains("rslub") && !rows[2].contains("kernel"));
+        // What rslub could not create is refused.
+        assert_eq!(WhatIf::new(0, 0, RULES, kernel), Err(EINVAL));
+        assert_eq!(WhatIf::new(64, 3, RULES, kernel), Err(EINVAL));
+    }
+
+    /// The kernel's rule (`layout::kernel_rules`, SLUB's `calculate_order()` with its
+    /// defaults) gives the order the kernel's own allocator chose for caches it created
+    /// in this boot, at sizes across the orders.
+    #[test]
+    fn the_kernel_rule_is_what_the_kernel_chooses() {
+        if cfg!(CONFIG_KASAN) {
+            skip(c"a KASAN kernel adds its metadata to every object: other strides");
+            return;
+        }
+        let cpus = Topology::read().scaling_cpus();
+        let rules = layout::kernel_rules(cpus);
+        for size in [
+            8u32, 24, 100, 256, 700, 1000, 1500, 2048, 3000, 4096, 5000, 9000,
+        ] {
+            let kc = KernelCache::create(c"rslub_test_whatif_kc", size, 0, 0, None)
+                .expect("kernel cache");
+            let (order, stride) = kc.geometry();
+            let w = WhatIf::new(size, 0, RULES, rules).expect("what-if");
+            kernel::kunit::info(fmt!(
+                "    # size {size}: kernel stride {stride} order {order}, rule {:?}\n",
+                w.kernel
+            ));
+            assert_eq!((w.stride.get(), w.kernel), (stride, Some(order)));
+        }
+    }
+
+    fn write(v: &str) -> Result<usize> {
+        write_file(c"rslub_kunit/layout_whatif", v.as_bytes())
+    }
+
+    fn read() -> KVec<u8> {
+        let mut buf = KVec::from_elem(0u8, 4096, GFP_KERNEL).expect("memory");
+        let n = read_file(c"rslub_kunit/layout_whatif", &mut buf).expect("readable");
+        buf.truncate(n);
+        buf
+    }
+
+    /// The file prints what `WhatIf` prints for the module's parameters and the kernel's
+    /// defaults; bad input is `EINVAL` and keeps the last good one.
+    #[test]
+    fn the_file_takes_a_size_and_an_alignment() {
+        let cpus = Topology::read().scaling_cpus();
+        let params = crate::registry::params().expect("the module's parameters");
+        let want = |size, align| {
+            let w = WhatIf::new(
+                size,
+                align,
+                params.order_rules(cpus),
+                layout::kernel_rules(cpus),
+            )
+            .expect("what-if");
+            CString::try_from_fmt(core::format_args!("{w}")).expect("text")
+        };
+        assert_eq!(write("700\n"), Ok(4));
+        assert_eq!(&read()[..], want(700, 0).to_bytes());
+        assert_eq!(write(" 3000 64 "), Ok(9));
+        assert_eq!(&read()[..], want(3000, 64).to_bytes());
+        for bad in [
+            "",
+            "0",
+            "abc",
+            "100 3",
+            "100 64 1",
+            "99999999999",
+            "-1",
+            "100 8192",
+        ] {
+            assert_eq!(write(bad), Err(EINVAL));
+            assert_eq!(&read()[..], want(3000, 64).to_bytes());
+        }
+    }
+}

@@ -36,6 +36,11 @@ mod ffi {
         ) -> *mut c_void;
         pub(super) fn rslub_test_hardtick_stop(k: *mut c_void);
         pub(super) fn rslub_test_skip(reason: *const kernel::ffi::c_char);
+        pub(super) fn rslub_test_kc_geometry(
+            kc: *mut kernel::bindings::kmem_cache,
+            order: *mut u32,
+            size: *mut u32,
+        );
         pub(super) fn rslub_test_kc_create(
             name: *const kernel::ffi::c_char,
             size: u32,
@@ -422,6 +427,14 @@ impl KernelCache {
         // SAFETY: A valid name; the constructor, if any, initialises one object.
         let kc = unsafe { ffi::rslub_test_kc_create(name.as_char_ptr(), size, align, flags, ctor) };
         NonNull::new(kc).map(Self).ok_or(ENOMEM)
+    }
+
+    /// The slab order and the stride (`s->size`) the kernel chose for the cache.
+    pub(crate) fn geometry(&self) -> (u32, u32) {
+        let (mut order, mut size) = (0u32, 0u32);
+        // SAFETY: `self.0` is a live cache; the pointers are valid for writes.
+        unsafe { ffi::rslub_test_kc_geometry(self.0.as_ptr(), &mut order, &mut size) };
+        (order, size)
     }
 
     /// The `struct kmem_cache`.
