@@ -12,7 +12,11 @@
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
 #                figures into Documentation/benchmarks*
 #   make setup   install tools, fetch the kernel source, build the test kernel
-#   make modules build rslub.ko and rslub_kunit.ko only
+#   make / make modules   build the modules (rslub.ko, its KUnit, benchmark and sample
+#                modules) against the test kernel, or KDIR=, into the cache folder
+#   make modules_install  install them under INSTALL_MOD_PATH (default /) in
+#                lib/modules/<release>/updates, as out-of-tree modules are, and run depmod
+#   make clean   remove the module builds and test logs from the cache folder
 #
 # Variables: VARIANT=default|debug  CPUS=4  NODES=2  PARAMS=  APPEND=  ACCEL=auto|kvm|tcg
 #            STRESS=3 (seconds of the all-CPU stress suite; make stress: 300)
@@ -23,7 +27,7 @@
 
 export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
 
-.PHONY: all setup kernel modules test stress run shell check bench clean
+.PHONY: all setup kernel modules modules_install test stress run shell check bench clean
 all: modules
 
 setup:
@@ -33,6 +37,9 @@ kernel: setup
 
 modules:
 	@scripts/modules.sh >/dev/null
+
+modules_install: modules
+	@scripts/modules.sh modules_install >/dev/null
 
 test:
 	@scripts/vm.sh test

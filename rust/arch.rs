@@ -16,6 +16,9 @@
 //! transaction id no longer matches (see the crate documentation), and the read must not
 //! be reported.
 
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("rslub runs on x86-64 only: cmpxchg16b and %gs-relative per-CPU accesses");
+
 use core::{arch::asm, ptr};
 use kernel::sync::atomic::{Atomic, AtomicType};
 

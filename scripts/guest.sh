@@ -28,16 +28,8 @@ log_mark=0
 mark_log() { log_mark=$(dmesg | wc -l); }
 new_log() { dmesg | tail -n +"$((log_mark + 1))"; }
 
-# modprobe needs a module tree: make one in RUNDIR for the running kernel.
-modtree() {
-	local d=$rundir/modtree/lib/modules/$(uname -r)
-	mkdir -p "$d/extra"
-	cp "$moddir/rslub.ko" "$d/extra/"
-	: > "$d/modules.order"
-	: > "$d/modules.builtin"
-	: > "$d/modules.builtin.modinfo"
-	depmod -b "$rundir/modtree" "$(uname -r)"
-}
+# modprobe finds the modules in RUNDIR/modtree, where the host installed them with
+# `make modules_install INSTALL_MOD_PATH=RUNDIR/modtree` (scripts/vm.sh).
 
 # unback_and_drain FILE NAMES: unbacks each cache of the comma-separated NAMES through
 # the back file FILE, then asks it to destroy drained caches until none is left (10 s at
@@ -81,7 +73,6 @@ run_backed() {
 }
 
 if [ "$mode" = run ]; then
-	modtree
 	mark_log
 	# shellcheck disable=SC2086 # PARAMS is a list of name=value words
 	modprobe -d "$rundir/modtree" rslub $params ${back:+back=$back}
@@ -159,7 +150,6 @@ load_fails() {
 # passes it to the module.
 modprobe_cmdline() {
 	grep -qw 'rslub.max_order=2' /proc/cmdline || { echo "not booted with rslub.max_order=2"; return 1; }
-	modtree || return 1
 	mark_log
 	modprobe -d "$rundir/modtree" rslub || { echo "modprobe failed"; return 1; }
 	new_log | grep -q 'loaded: max_order=2 ' || { echo "max_order=2 not reported:"; new_log; rmmod rslub; return 1; }

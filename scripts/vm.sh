@@ -39,6 +39,19 @@ if [ "$NODES" -ge 4 ]; then MEMLESS=${MEMLESS:-1}; else MEMLESS=${MEMLESS:-0}; f
 
 kdir=$("$RSLUB_TOP/scripts/kernel.sh")
 moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
+
+# install_modules RUNDIR: `make modules_install INSTALL_MOD_PATH=RUNDIR/modtree`, as a user
+# installs the modules; the guest's modprobe finds them there (modprobe -d). The empty
+# lists of the kernel's own modules keep depmod from warning about an empty tree.
+install_modules() {
+	local d
+	d=$1/modtree/lib/modules/$(cat "$kdir/include/config/kernel.release")
+	mkdir -p "$d"
+	: > "$d/modules.order"
+	: > "$d/modules.builtin"
+	: > "$d/modules.builtin.modinfo"
+	make -s -C "$RSLUB_TOP" modules_install INSTALL_MOD_PATH="$1/modtree" KDIR="$kdir" >/dev/null
+}
 # The host command of the layout what-if, built here: the guest compares it with the
 # module's debugfs file.
 "$RSLUB_TOP/scripts/layout" --build >/dev/null
@@ -141,6 +154,7 @@ shell)
 run)
 	rundir=$(mktemp -d "$RSLUB_CACHE/run.XXXXXX")
 	trap 'rm -rf "$rundir"' EXIT
+	install_modules "$rundir"
 	# The workload by default: hackbench with rslub backing the skb caches (only the
 	# small heads under KASAN, see below). BACK=none loads rslub alone.
 	if [ "${BACK:-}" = none ]; then
@@ -192,6 +206,7 @@ rm -rf "$RSLUB_CACHE"/test.*  # keep only the latest run's logs
 attempt=1
 while :; do
 	rundir=$(mktemp -d "$RSLUB_CACHE/test.XXXXXX")
+	install_modules "$rundir"
 	log "test: $where; suites: ${suites[*]}; backed during the suites: $suite_back"
 	set +e
 	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" --append "rslub.max_order=2" \
