@@ -101,7 +101,15 @@ mod tests {
             assert_eq!(files().filter(|(f, _)| f.to_str() == Ok(file)).count(), 1);
             let mut buf = KVec::from_elem(0u8, 4096, GFP_KERNEL).expect("memory");
             assert!(read_file(&path(name, file), &mut buf).is_ok());
-            if !attr.writable() {
+            if attr.writable() {
+                // No writable file takes text, a negative number or one beyond 32 bits,
+                // and a refused write changes nothing it shows.
+                let before = read(name, file);
+                for bad in ["x", "-1", "4294967296"] {
+                    assert_eq!(write(name, file, bad), Err(EINVAL));
+                }
+                assert_eq!(read(name, file), before);
+            } else {
                 assert!(write(name, file, "0").is_err());
                 assert!(write(name, file, "1").is_err());
             }
