@@ -324,6 +324,16 @@ slabinfo_reads_the_tree() {
 		{ echo "$out"; return 1; }
 	grep -q "^Slabcache: $c " <<<"$out" || { echo "$out"; echo "no report of $c"; return 1; }
 	grep -E "^(Slabcache:|Fastpath|Slowpath) " <<<"$out"
+	# The activity view over one second, traffic stopped: the allocations counted in it
+	# are that second's (fewer than all since the suites began), not the totals.
+	local dir=/sys/kernel/debug/rslub_kunit/$c line delta total
+	out=$(RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --dir rslub_kunit --interval 1 -AD 2>&1) ||
+		{ echo "$out"; return 1; }
+	line=$(grep "^$c " <<<"$out") || { echo "$out"; echo "no activity line for $c"; return 1; }
+	delta=$(awk '{print $3}' <<<"$line")
+	total=$(( $(cut -d' ' -f1 "$dir/alloc_fastpath") + $(cut -d' ' -f1 "$dir/alloc_slowpath") ))
+	echo "activity over 1 s: $line (allocations since the suites began: $total)"
+	[ "$delta" -lt "$total" ] || { echo "the interval view shows the totals"; return 1; }
 }
 # unback_drain_unload: after unbacking, in-flight skbs drain back to rslub, then rmmod.
 unback_drain_unload() {
