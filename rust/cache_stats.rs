@@ -106,19 +106,26 @@ impl CacheCore {
         for _ in 0..self.nodes.len() {
             counts.push(Atomic::new(0u64), GFP_KERNEL)?;
         }
+        // Every slab's node is below `nodes.len()` (`nr_node_ids`); `get` keeps a
+        // bounds check from becoming a panic in a worker.
+        let count = |nid: u32| {
+            if let Some(a) = counts.get(nid as usize) {
+                a.add(1, Relaxed);
+            }
+        };
         shim::run_on_each_cpu(&|| {
             let _irq = IrqDisabled::new();
             // SAFETY: Interrupts are off: this CPU's copy is ours.
             let c = unsafe { &*self.cpu.this_cpu() };
             if c.slab != NO_SLAB {
                 // SAFETY: This CPU's active slab, frozen by it: live.
-                counts[unsafe { (*c.slab).node } as usize].add(1, Relaxed);
+                count(unsafe { (*c.slab).node });
             }
             let mut p = c.partial;
             while !p.is_null() {
                 // SAFETY: On this CPU's partial list (invariant): live, its link ours.
                 let s = unsafe { &*p };
-                counts[s.node as usize].add(1, Relaxed);
+                count(s.node);
                 // SAFETY: As above.
                 p = unsafe { *s.cpu_next() };
             }
