@@ -192,7 +192,9 @@ impl kernel::Module for Rslub {
         if let Err(e) = back::back_all(names) {
             pr_err!("invalid parameter back={names}: see the message above\n");
             registry::exit();
-            return Err(e);
+            // An unknown cache is `ENOENT` to the `back` file, but a bad parameter to the
+            // load: insmod prints `ENOENT` as "Unknown symbol in module".
+            return Err(if e == ENOENT { EINVAL } else { e });
         }
         pr_info!("loaded: {}\n", params.effective(topo.scaling_cpus()));
         pr_info!(

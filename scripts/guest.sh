@@ -206,7 +206,16 @@ check reject_overflowing_min_objects load_fails "min_objects" min_objects=999999
 check reject_overflowing_min_partial load_fails "min_partial" min_partial=4294967296
 check empty_back_backs_nothing load_ok "loaded: max_order=3 " back=
 check modprobe_reads_kernel_cmdline modprobe_cmdline
-check reject_unknown_cache_to_back load_fails "invalid parameter back=rslub_no_such_cache" back=rslub_no_such_cache
+# unknown_cache_is_a_bad_parameter: the load fails as for any bad parameter (EINVAL, which
+# insmod prints as "Invalid parameters"), the log naming it.
+unknown_cache_is_a_bad_parameter() {
+	local out
+	out=$(load_fails "invalid parameter back=rslub_no_such_cache" back=rslub_no_such_cache 2>&1) ||
+		{ echo "$out"; return 1; }
+	echo "$out"
+	grep -q "Invalid parameters" <<<"$out" || { echo "insmod did not say Invalid parameters"; return 1; }
+}
+check reject_unknown_cache_to_back unknown_cache_is_a_bad_parameter
 # vm_area_struct is SLAB_TYPESAFE_BY_RCU; every process the loop starts allocates some.
 refuse_typesafe_by_rcu() {
 	local stop=$rundir/stop-user r=0
