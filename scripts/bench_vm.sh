@@ -109,20 +109,10 @@ if [ "$NODES" -gt 1 ]; then
 		qemu+=(-object "memory-backend-ram,id=m$n,size=${MEM_PER_NODE}M"
 			-numa "node,nodeid=$n,cpus=$first-$last,memdev=m$n")
 	done
-	# Distances that differ from node to node, as make test's (scripts/vm.sh): the
-	# nodes on a ring, even ones first, 10 more per step around it.
-	ring=()
-	for ((n = 0; n < NODES; n += 2)); do ring+=("$n"); done
-	for ((n = 1; n < NODES; n += 2)); do ring+=("$n"); done
-	declare -A pos
-	for ((i = 0; i < NODES; i++)); do pos[${ring[$i]}]=$i; done
-	for ((a = 0; a < NODES; a++)); do
-		for ((b = a + 1; b < NODES; b++)); do
-			d=$(( ${pos[$a]} - ${pos[$b]} )); d=${d#-}
-			[ $((NODES - d)) -ge "$d" ] || d=$((NODES - d))
-			qemu+=(-numa "dist,src=$a,dst=$b,val=$((10 + 10 * d))")
-		done
-	done
+	# Distances that differ from node to node, as make test's.
+	while read -r a b d; do
+		qemu+=(-numa "dist,src=$a,dst=$b,val=$d")
+	done < <(rslub_ring_distances "$NODES")
 fi
 if [ "${WALLCLOCK:-0}" = 1 ]; then
 	# The secondary figure: wall clock, every vCPU in a host thread of its own.

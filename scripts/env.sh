@@ -36,6 +36,25 @@ rslub_kmake_args() {
 		"BINDGEN=$RSLUB_BINDGEN" "CLIPPY_DRIVER=$RSLUB_CLIPPY" "RUSTFMT=$RSLUB_RUSTFMT"
 }
 
+# The NUMA distances of the test and benchmark guests, as the ACPI SLIT: NODES nodes sit
+# on a ring in the order 0, 2, 4, ..., 1, 3, 5, ..., and two nodes are 10 + 10 * (steps
+# between them on the ring) apart, so that nearest-first is not id order (with 4 nodes,
+# node 0 has nodes 2 and 3 at 20 and node 1 at 30). Prints "A B DISTANCE" per pair A < B.
+rslub_ring_distances() {
+	local nodes=$1 n i a b d ring=()
+	local -A pos
+	for ((n = 0; n < nodes; n += 2)); do ring+=("$n"); done
+	for ((n = 1; n < nodes; n += 2)); do ring+=("$n"); done
+	for ((i = 0; i < nodes; i++)); do pos[${ring[$i]}]=$i; done
+	for ((a = 0; a < nodes; a++)); do
+		for ((b = a + 1; b < nodes; b++)); do
+			d=$(( ${pos[$a]} - ${pos[$b]} )); d=${d#-}
+			[ $((nodes - d)) -ge "$d" ] || d=$((nodes - d))
+			printf '%s %s %s\n' "$a" "$b" "$((10 + 10 * d))"
+		done
+	done
+}
+
 log() { printf 'rslub: %s\n' "$*" >&2; }
 die() { printf 'rslub: error: %s\n' "$*" >&2; exit 1; }
 

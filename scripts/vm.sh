@@ -58,30 +58,18 @@ install_modules() {
 ksrc=$(readlink -f "$kdir/source")
 
 # Topology: NODES nodes of MEM_PER_NODE MiB (the last MEMLESS of them with none), CPUs
-# split evenly in order. Distances (the ACPI SLIT) are not uniform, so that nearest-first
-# is not id order: the nodes sit on a ring in the order 0, 2, 4, ..., 1, 3, 5, ..., and
-# two nodes are 10 + 10 * (steps between them on the ring) apart. With 4 nodes, node 0
-# has node 2 and node 3 at 20 and node 1 at 30.
+# split evenly in order, distances not uniform (rslub_ring_distances, scripts/env.sh).
 topo=(--cpus "$CPUS" --memory "$(((NODES - MEMLESS) * MEM_PER_NODE))M")
 if [ "$NODES" -gt 1 ]; then
-	ring=()
-	for ((n = 0; n < NODES; n += 2)); do ring+=("$n"); done
-	for ((n = 1; n < NODES; n += 2)); do ring+=("$n"); done
-	declare -A pos
-	for ((i = 0; i < NODES; i++)); do pos[${ring[$i]}]=$i; done
 	for ((n = 0; n < NODES; n++)); do
 		first=$((n * CPUS / NODES)); last=$(((n + 1) * CPUS / NODES - 1))
 		mem=${MEM_PER_NODE}M
 		[ "$n" -lt $((NODES - MEMLESS)) ] || mem=0
 		topo+=(--numa "$mem,cpus=$first-$last")
 	done
-	for ((a = 0; a < NODES; a++)); do
-		for ((b = a + 1; b < NODES; b++)); do
-			d=$(( ${pos[$a]} - ${pos[$b]} )); d=${d#-}
-			[ $((NODES - d)) -ge "$d" ] || d=$((NODES - d))
-			topo+=(--numa-distance "$a,$b=$((10 + 10 * d))")
-		done
-	done
+	while read -r a b d; do
+		topo+=(--numa-distance "$a,$b=$d")
+	done < <(rslub_ring_distances "$NODES")
 fi
 
 # KVM where it works, TCG otherwise. A /dev/kvm may exist and still fail to boot a stock
