@@ -34,6 +34,14 @@ pub(crate) struct Footprint {
     pub(crate) meta_bytes: u64,
 }
 
+/// What [`CacheCore::cpu_holdings`] counts.
+pub(crate) struct CpuHoldings {
+    /// Per online node: the CPUs' active slabs and the slabs on their partial lists there.
+    pub(crate) per_node: KVec<(u32, u64)>,
+    /// Per online CPU: the slabs on its partial list.
+    pub(crate) partial_per_cpu: KVec<(CpuId, u32)>,
+}
+
 /// What [`CacheCore::node_objects`] counts.
 pub(crate) struct NodeObjects {
     /// Objects of the node's slabs but the free ones on its partial list.
@@ -57,8 +65,9 @@ impl CacheCore {
 
     /// Counter `s` of CPU `cpu`.
     pub(crate) fn stat_on(&self, cpu: CpuId, s: Stat) -> u64 {
-        // SAFETY: CPU `cpu`'s copy is live; the counter is a plain integer, and a stale
-        // read only makes the value slightly old.
+        // SAFETY: CPU `cpu`'s copy is live and the counter an aligned `u64`, written only by
+        // that CPU's single-instruction `inc`/`add` (`arch`, inline assembly): this
+        // aligned 8-byte load sees the value before or after one of them, never a mix.
         unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).stats[s as usize]) }
     }
 
@@ -66,8 +75,11 @@ impl CacheCore {
     /// with it on another CPU may survive or be lost, as in SLUB.
     pub(crate) fn clear_stat(&self, s: Stat) {
         for cpu in possible_cpus() {
-            // SAFETY: CPU `cpu`'s copy is live; the counter is a plain integer that only
-            // its CPU's `inc` otherwise writes.
+            // SAFETY: CPU `cpu`'s copy is live and the counter an aligned `u64`; its other
+            // writer is that CPU's single-instruction `inc`/`add` (inline assembly), and
+            // this aligned 8-byte store is atomic against it: the counter ends as 0 or as
+            // 0 plus what that CPU added after, or, when an `inc` read it just before,
+            // as that `inc` leaves it (the clearing lost, as SLUB's can be).
             unsafe { ptr::write_volatile(&raw mut (*self.cpu.on(cpu)).stats[s as usize], 0) };
         }
     }
@@ -98,18 +110,24 @@ impl CacheCore {
         }
     }
 
-    /// Per online node, the CPUs' active slabs and the slabs on their partial lists there
-    /// (SLUB's `cpu_slabs`). Each CPU counts its own, with interrupts off, in a worker
-    /// bound to it: the slabs it holds cannot go away meanwhile. May sleep.
-    pub(crate) fn cpu_slabs(&self) -> Result<KVec<(u32, u64)>> {
-        let mut counts = KVec::with_capacity(self.nodes.len(), GFP_KERNEL)?;
+    /// What the CPUs hold (SLUB's `cpu_slabs` and `slabs_cpu_partial`). Each online CPU
+    /// counts its own, with interrupts off, in a worker bound to it: the slabs it holds
+    /// cannot go away meanwhile, and no field of another CPU is read while it changes.
+    /// May sleep.
+    pub(crate) fn cpu_holdings(&self) -> Result<CpuHoldings> {
+        let mut per_node = KVec::with_capacity(self.nodes.len(), GFP_KERNEL)?;
         for _ in 0..self.nodes.len() {
-            counts.push(Atomic::new(0u64), GFP_KERNEL)?;
+            per_node.push(Atomic::new(0u64), GFP_KERNEL)?;
         }
-        // Every slab's node is below `nodes.len()` (`nr_node_ids`); `get` keeps a
-        // bounds check from becoming a panic in a worker.
+        let nr_cpus = kernel::cpu::nr_cpu_ids() as usize;
+        let mut partial = KVec::with_capacity(nr_cpus, GFP_KERNEL)?;
+        for _ in 0..nr_cpus {
+            partial.push(Atomic::new(0u32), GFP_KERNEL)?;
+        }
+        // Every slab's node is below `nodes.len()` (`nr_node_ids`) and every CPU below
+        // `nr_cpu_ids`; `get` keeps a bounds check from becoming a panic in a worker.
         let count = |nid: u32| {
-            if let Some(a) = counts.get(nid as usize) {
+            if let Some(a) = per_node.get(nid as usize) {
                 a.add(1, Relaxed);
             }
         };
@@ -129,23 +147,26 @@ impl CacheCore {
                 // SAFETY: As above.
                 p = unsafe { *s.cpu_next() };
             }
+            // Interrupts are off: the task stays on this CPU.
+            if let Some(a) = partial.get(CpuId::current().as_u32() as usize) {
+                a.store(c.partial_slabs, Relaxed);
+            }
         });
-        let mut out = KVec::new();
+        let mut h = CpuHoldings {
+            per_node: KVec::new(),
+            partial_per_cpu: KVec::new(),
+        };
         for nid in topology::online_nodes() {
-            let n = counts.get(nid as usize).map_or(0, |a| a.load(Relaxed));
-            out.push((nid, n), GFP_KERNEL)?;
+            let n = per_node.get(nid as usize).map_or(0, |a| a.load(Relaxed));
+            h.per_node.push((nid, n), GFP_KERNEL)?;
         }
-        Ok(out)
-    }
-
-    /// Each online CPU and how many slabs its partial list holds (read without a lock:
-    /// a snapshot, as SLUB's `slabs_cpu_partial`).
-    pub(crate) fn cpu_partial_slabs_per_cpu(&self) -> impl Iterator<Item = (CpuId, u32)> + '_ {
-        online_cpus().map(|cpu| {
-            // SAFETY: CPU `cpu`'s copy is live; the count is a plain integer.
-            let n = unsafe { ptr::read_volatile(&raw const (*self.cpu.on(cpu)).partial_slabs) };
-            (cpu, n)
-        })
+        for cpu in online_cpus() {
+            let n = partial
+                .get(cpu.as_u32() as usize)
+                .map_or(0, |a| a.load(Relaxed));
+            h.partial_per_cpu.push((cpu, n), GFP_KERNEL)?;
+        }
+        Ok(h)
     }
 
     /// The constructor's symbol (`%pS`), if the cache has one.

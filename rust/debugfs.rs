@@ -264,13 +264,14 @@ fn show(file: &AttrFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Attr::TotalObjects => per_node(f, &nodes_of(|n| c.node_counts(n).1.max(0) as u64)?),
         Attr::Slabs => per_node(f, &nodes_of(|n| c.node_counts(n).0.max(0) as u64)?),
         Attr::Partial => per_node(f, &nodes_of(|n| u64::from(c.node_counts(n).2))?),
-        Attr::CpuSlabs => per_node(f, &c.cpu_slabs().map_err(|_| fmt::Error)?),
+        Attr::CpuSlabs => per_node(f, &c.cpu_holdings().map_err(|_| fmt::Error)?.per_node),
         Attr::SlabsCpuPartial => {
             // Half-free slabs, as `cpu_partial` counts them (`slub_set_cpu_partial()`).
             let objects = |slabs: u32| u64::from(slabs) * u64::from(l.objects) / 2;
-            let slabs: u32 = c.cpu_partial_slabs_per_cpu().map(|(_, s)| s).sum();
+            let cpus = c.cpu_holdings().map_err(|_| fmt::Error)?.partial_per_cpu;
+            let slabs: u32 = cpus.iter().map(|&(_, s)| s).sum();
             write!(f, "{}({slabs})", objects(slabs))?;
-            for (cpu, s) in c.cpu_partial_slabs_per_cpu().filter(|&(_, s)| s != 0) {
+            for &(cpu, s) in cpus.iter().filter(|&&(_, s)| s != 0) {
                 write!(f, " C{}={}({s})", cpu.as_u32(), objects(s))?;
             }
             writeln!(f)
