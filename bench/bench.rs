@@ -26,6 +26,7 @@ use crate::{
     api, back,
     bench_kmem::{kernel_slab_attr, kernel_slab_bytes, Allocator, Floor, Kernel, Nothing, Rslub},
     cache::{CacheCore, RemoteWalk, NO_NODE},
+    layout,
     params::{Params, RawParams},
     registry::Cache,
     shim::IrqDisabled,
@@ -544,7 +545,6 @@ pub(crate) fn side_by_side() -> Result {
             let (br, bw) = why(&r, || batch(&r, &mut v));
             let (b16r, b16w) = why(&r, || bulk(&r, &mut v[..16], 100));
             let (b128r, b128w) = why(&r, || bulk(&r, &mut v[..128], 10));
-            let b128_new_slabs = b128w.0.get(Stat::NewSlab);
             let (nr, nw) = why(&r, || pair_node(&r, 0, 2000));
             for (name, rv, rw, kv, fv) in [
                 ("pair", pr, pw, pair(&k, 2000), pair(&floor, 2000)),
@@ -575,25 +575,25 @@ pub(crate) fn side_by_side() -> Result {
                     "\"exp\":\"{name}\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"floor\":{fv},\"why\":{rw}"
                 );
             }
-            // Between two bulk128 rounds SLUB's rules keep the active slab, the CPU's
-            // partial list (given back whole to the node when full) and `min_partial`
-            // slabs per node; empty slabs beyond go back to the page allocator, so a round
-            // spanning more slabs than that allocates some anew every round. The same run
-            // with a CPU list long enough for the whole round shows what that costs.
+            // Between two bulk128 rounds a CPU keeps its active slab and its partial list
+            // (given back whole to the node when full), a node `min_partial` slabs; empty
+            // slabs beyond go back to the page allocator, so a round spanning more slabs
+            // allocates some anew every round. The same run with SLUB's `min_partial`
+            // shows what rslub's larger one saves.
             let core = r.core();
-            let (objs, cpu_partial) = (core.layout().objects, core.cpu_partial());
+            let (objs, min_partial) = (core.layout().objects, core.min_partial());
             result!(
-                "\"exp\":\"bulk128_rule\",\"size\":{size},\"objs_per_slab\":{objs},\"cpu_partial\":{cpu_partial},\"cpu_partial_slabs\":{},\"min_partial\":{}",
-                core.cpu_partial_slabs(),
-                core.min_partial()
+                "\"exp\":\"bulk128_rule\",\"size\":{size},\"objs_per_slab\":{objs},\"cpu_partial\":{},\"cpu_partial_slabs\":{},\"min_partial\":{min_partial}",
+                core.cpu_partial(),
+                core.cpu_partial_slabs()
             );
-            if b128_new_slabs > 0 {
-                let fits = (128u32.div_ceil(objs.max(1)) + 1) * objs;
-                core.set_cpu_partial(fits);
-                let (tv, tw) = why(&r, || bulk(&r, &mut v[..128], 10));
-                core.set_cpu_partial(cpu_partial);
+            let slub = layout::slub_min_partial_for(core.layout().size);
+            if slub != min_partial {
+                core.set_min_partial(slub);
+                let (sv, sw) = why(&r, || bulk(&r, &mut v[..128], 10));
+                core.set_min_partial(min_partial);
                 result!(
-                    "\"exp\":\"bulk128_fits\",\"size\":{size},\"cpu_partial\":{fits},\"rslub\":{tv},\"why\":{tw}"
+                    "\"exp\":\"bulk128_slub_min_partial\",\"size\":{size},\"min_partial\":{slub},\"rslub\":{sv},\"why\":{sw}"
                 );
             }
             if let Some(node) = remote {

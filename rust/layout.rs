@@ -256,9 +256,8 @@ impl Layout {
         slab_bytes(self.order) - self.objects * self.size
     }
 
-    /// The per-cache `min_partial`: `clamp(ilog2(size) / 2, 5, 10)` (SLUB's
-    /// `set_min_partial()`; seed thread 000: caches of larger objects keep more partial
-    /// slabs, which saves page-allocator round trips), unless `override_value` is given.
+    /// The per-cache `min_partial` ([`min_partial_for`]), unless `override_value` is
+    /// given.
     pub(crate) fn min_partial(&self, override_value: Option<u32>) -> u32 {
         override_value.unwrap_or_else(|| min_partial_for(self.size))
     }
@@ -278,9 +277,31 @@ pub(crate) fn cpu_partial_for(size: u32) -> u32 {
     }
 }
 
-/// `clamp(ilog2(size) / 2, 5, 10)`.
+/// The fewest partial slabs a node keeps by default (SLUB's `MIN_PARTIAL`).
+pub(crate) const MIN_PARTIAL: u32 = 5;
+/// The most partial slabs a node keeps by default (SLUB's `MAX_PARTIAL`).
+pub(crate) const MAX_PARTIAL: u32 = 10;
+
+/// Partial slabs a node keeps, even empty, from the object size: one more for every
+/// doubling of the size, from [`MIN_PARTIAL`] up to 128 bytes to [`MAX_PARTIAL`] from a
+/// page on, `clamp(ilog2(size) - 2, 5, 10)`.
+///
+/// Seed thread 000 made the count grow with the object size, so that caches of objects
+/// near a page do not send slabs back and forth to the page allocator under churn.
+/// SLUB's rule, `clamp(ilog2(size) / 2, 5, 10)`, reaches [`MAX_PARTIAL`] only for 1 MiB
+/// objects and is 5 or 6 for every size up to 8 KiB; this one spans the same range over
+/// the sizes slab caches serve. `Documentation/tuning.rst` has the measurements.
 pub(crate) fn min_partial_for(size: u32) -> u32 {
-    (size.max(1).ilog2() / 2).clamp(5, 10)
+    size.max(1)
+        .ilog2()
+        .saturating_sub(2)
+        .clamp(MIN_PARTIAL, MAX_PARTIAL)
+}
+
+/// SLUB's `min_partial` rule, `clamp(ilog2(size) / 2, 5, 10)`, which
+/// [`min_partial_for`] replaces; the benchmarks measure both.
+pub(crate) fn slub_min_partial_for(size: u32) -> u32 {
+    (size.max(1).ilog2() / 2).clamp(MIN_PARTIAL, MAX_PARTIAL)
 }
 
 /// An alignment is valid when it is 0 (none asked) or a power of two no larger than a page.
@@ -332,6 +353,10 @@ pub(crate) struct WhatIf {
     pub(crate) kernel: Option<u32>,
     /// The highest order shown: rslub's `max_order`, or a higher chosen order.
     pub(crate) last: u32,
+    /// rslub's default `min_partial` ([`min_partial_for`]).
+    pub(crate) min_partial: u32,
+    /// The kernel's `min_partial` ([`slub_min_partial_for`]).
+    pub(crate) kernel_min_partial: u32,
 }
 
 impl WhatIf {
@@ -354,6 +379,8 @@ impl WhatIf {
             rslub: l.order,
             kernel,
             last: rslub.max_order.max(l.order).max(kernel.unwrap_or(0)),
+            min_partial: l.min_partial(None),
+            kernel_min_partial: slub_min_partial_for(stride.get()),
         })
     }
 
@@ -397,6 +424,10 @@ impl core::fmt::Display for WhatIf {
             }
             writeln!(f)?;
         }
-        Ok(())
+        writeln!(
+            f,
+            "min_partial: rslub {}, kernel {}",
+            self.min_partial, self.kernel_min_partial
+        )
     }
 }

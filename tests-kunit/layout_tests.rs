@@ -178,7 +178,20 @@ mod tests {
 
     #[test]
     fn min_partial_from_object_size() {
-        for (size, want) in [(8u32, 5u32), (64, 5), (1024, 5), (4096, 6), (65536, 8)] {
+        // One more per doubling from 128 bytes, up to 10 from a page on.
+        for (size, want) in [
+            (1u32, 5u32),
+            (8, 5),
+            (128, 5),
+            (248, 5),
+            (256, 6),
+            (512, 7),
+            (1024, 8),
+            (2048, 9),
+            (4088, 9),
+            (4096, 10),
+            (8192, 10),
+        ] {
             assert_eq!((size, min_partial_for(size)), (size, want));
             assert_eq!(layout(size, DEFAULT_RULES).min_partial(None), want);
         }

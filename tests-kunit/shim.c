@@ -47,7 +47,8 @@ void rslub_test_skip(const char *reason);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
 void rslub_test_kc_destroy(struct kmem_cache *kc);
-void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size);
+void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size,
+			    unsigned int *min_partial);
 void *rslub_test_kc_alloc(struct kmem_cache *kc, gfp_t gfp);
 void *rslub_test_kc_zalloc(struct kmem_cache *kc, gfp_t gfp);
 void *rslub_test_kc_alloc_node(struct kmem_cache *kc, gfp_t gfp, int node);
@@ -400,10 +401,12 @@ void rslub_test_usleep(unsigned int us)
  * for @kc: SLUB's oo_order() and s->size. OO_SHIFT is private to mm/slub.c (16 since
  * 2008).
  */
-void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size)
+void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size,
+			    unsigned int *min_partial)
 {
 	*order = kc->oo.x >> 16;
 	*size = kc->size;
+	*min_partial = kc->min_partial;
 }
 
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,

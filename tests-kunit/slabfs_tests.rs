@@ -506,10 +506,13 @@ mod whatif {
         );
         // Order 1: two objects of 3000 in 8192 bytes, 2192 left, 26.75 % unused.
         let mut rows = KVec::new();
-        for l in lines {
+        for l in lines.by_ref().take(4) {
             rows.push(l, GFP_KERNEL).expect("memory");
         }
         assert_eq!(rows.len(), 4);
+        // Then both rules' min_partial: 9 by rslub's for a 3000-byte stride, 5 by SLUB's.
+        assert_eq!(lines.next(), Some("min_partial: rslub 9, kernel 5"));
+        assert_eq!(lines.next(), None);
         assert!(rows[1].trim_end().ends_with("rslub"));
         assert!(rows[1].contains("      2      2192    26.75"));
         assert!(rows[3].trim_end().ends_with("kernel"));
@@ -519,9 +522,10 @@ mod whatif {
         assert_eq!(WhatIf::new(64, 3, RULES, kernel), Err(EINVAL));
     }
 
-    /// The kernel's rule (`layout::kernel_rules`, SLUB's `calculate_order()` with its
-    /// defaults) gives the order the kernel's own allocator chose for caches it created
-    /// in this boot, at sizes across the orders.
+    /// The kernel's rules (`layout::kernel_rules`, SLUB's `calculate_order()` with its
+    /// defaults, and `layout::slub_min_partial_for`) give the order and the `min_partial`
+    /// the kernel's own allocator chose for caches it created in this boot, at sizes across
+    /// the orders.
     #[test]
     fn the_kernel_rule_is_what_the_kernel_chooses() {
         if cfg!(CONFIG_KASAN) {
@@ -535,13 +539,16 @@ mod whatif {
         ] {
             let kc = KernelCache::create(c"rslub_test_whatif_kc", size, 0, 0, None)
                 .expect("kernel cache");
-            let (order, stride) = kc.geometry();
+            let (order, stride, min_partial) = kc.geometry();
             let w = WhatIf::new(size, 0, RULES, rules).expect("what-if");
             kernel::kunit::info(fmt!(
-                "    # size {size}: kernel stride {stride} order {order}, rule {:?}\n",
-                w.kernel
+                "    # size {size}: kernel stride {stride} order {order} min_partial \
+                 {min_partial}, rule {:?} {}\n",
+                w.kernel,
+                w.kernel_min_partial
             ));
             assert_eq!((w.stride.get(), w.kernel), (stride, Some(order)));
+            assert_eq!(w.kernel_min_partial, min_partial);
         }
     }
 

@@ -40,6 +40,7 @@ mod ffi {
             kc: *mut kernel::bindings::kmem_cache,
             order: *mut u32,
             size: *mut u32,
+            min_partial: *mut u32,
         );
         pub(super) fn rslub_test_kc_create(
             name: *const kernel::ffi::c_char,
@@ -429,12 +430,15 @@ impl KernelCache {
         NonNull::new(kc).map(Self).ok_or(ENOMEM)
     }
 
-    /// The slab order and the stride (`s->size`) the kernel chose for the cache.
-    pub(crate) fn geometry(&self) -> (u32, u32) {
-        let (mut order, mut size) = (0u32, 0u32);
+    /// The slab order, the stride (`s->size`) and the `min_partial` the kernel chose for
+    /// the cache.
+    pub(crate) fn geometry(&self) -> (u32, u32, u32) {
+        let (mut order, mut size, mut min_partial) = (0u32, 0u32, 0u32);
         // SAFETY: `self.0` is a live cache; the pointers are valid for writes.
-        unsafe { ffi::rslub_test_kc_geometry(self.0.as_ptr(), &mut order, &mut size) };
-        (order, size)
+        unsafe {
+            ffi::rslub_test_kc_geometry(self.0.as_ptr(), &mut order, &mut size, &mut min_partial)
+        };
+        (order, size, min_partial)
     }
 
     /// The `struct kmem_cache`.
