@@ -192,6 +192,11 @@ def min_partial_section(rows):
                      f'{s["rslub"]:.2f}', ratio(s["rslub"], r["kernel"]), f'{r["kernel"]:.2f}'])
     if not body:
         return ""
+    # Both rules' values at every size measured, from the records.
+    ours = sorted({r["min_partial"] for r in rule.values()})
+    theirs = sorted({slub[z]["min_partial"] if z in slub else r["min_partial"]
+                     for z, r in rule.items()})
+    span = lambda v: " to ".join(str(x) for x in (v[0], v[-1])) if len(v) > 1 else str(v[0])
     return ("bulk128 and ``min_partial``\n"
             "===========================\n\n"
             "bulk128 frees 128 objects, several slabs' worth, in every round. Between two\n"
@@ -199,11 +204,12 @@ def min_partial_section(rows):
             "objects' worth, counted as half-free slabs, given back whole to the node when a\n"
             "free finds it full), and a node ``min_partial`` partial slabs, empty or not; the\n"
             "empty slabs beyond go back to the page allocator, and the next round allocates\n"
-            "them anew. rslub's ``min_partial`` grows by one per doubling of the object size,\n"
-            "from 5 up to 128 bytes to 10 from a page on; SLUB's, ``clamp(ilog2(size) / 2, 5,\n"
-            "10)``, is 5 or 6 at every size here. Each size where the two differ ran bulk128\n"
-            "again in the same boot with SLUB's value (the debugfs tunable); new slabs are\n"
-            "per round of 128 objects.\n\n"
+            "them anew. rslub's ``min_partial`` grows by one per doubling of the object size\n"
+            "(``min_partial_for`` in ``rust/layout.rs``); SLUB's is ``clamp(ilog2(size) / 2,\n"
+            f"5, 10)``. Over the {len(rule)} sizes measured, rslub's runs from {span(ours)},\n"
+            f"SLUB's from {span(theirs)}. Each size where the two differ ran bulk128 again in\n"
+            "the same boot with SLUB's value (the debugfs tunable); new slabs are per round of\n"
+            "128 objects.\n\n"
             + table(["size", "objects per slab", "cpu_partial (slabs)", "min_partial",
                      "new slabs", "rslub", "ratio", "SLUB's min_partial", "new slabs", "rslub",
                      "ratio", "kernel"], body))
@@ -386,8 +392,8 @@ def main():
         doc.append(
             "Waves of ``burst`` allocations freed in a scrambled order, 200 waves per row\n"
             "(instructions per operation: the mean over all waves, which differ by design).\n"
-            "``min_partial`` fixed at 5 against the per-size value ``clamp(ilog2(size) / 2,\n"
-            "5, 10)``. Page allocator calls are slabs allocated plus slabs freed; idle is\n"
+            "``min_partial`` fixed at 5 against the per-size value (``min_partial_for`` in\n"
+            "``rust/layout.rs``, the ``min_partial`` column). Page allocator calls are slabs allocated plus slabs freed; idle is\n"
             "what the cache holds once the last wave is freed, without a shrink (slabs, and\n"
             "their pages and metadata in KiB): the price of the calls saved. ``kernel`` is the\n"
             "kernel's cache, the same waves (its idle bytes: SLUB's own account of its slabs;\n"
