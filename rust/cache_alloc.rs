@@ -322,7 +322,7 @@ impl CacheCore {
         let slab = slab.publish(meta)?;
         // SAFETY: Just published, live.
         let s = unsafe { slab.as_ref() };
-        self.node(s.node).slab_added(s.objects);
+        self.node(s.node).slab_added(s.objects, s.nr_pages());
         self.stat(Stat::NewSlab);
         Ok((slab.as_ptr(), object))
     }

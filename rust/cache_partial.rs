@@ -300,8 +300,8 @@ impl CacheCore {
     /// `slab` must be empty, on no list and held by no CPU; nothing may use it afterwards.
     pub(super) unsafe fn discard(&self, slab: *mut Slab) {
         // SAFETY: The caller gives up the slab, which is live until here.
-        let (nid, objects) = unsafe { ((*slab).node, (*slab).objects) };
-        self.node(nid).slab_removed(objects);
+        let (nid, objects, pages) = unsafe { ((*slab).node, (*slab).objects, (*slab).nr_pages()) };
+        self.node(nid).slab_removed(objects, pages);
         self.stat(Stat::SlabFreed);
         // SAFETY: The slab came from `Slab::publish` in `new_slab` (non-null), and the
         // caller gives it up.

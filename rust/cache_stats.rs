@@ -184,15 +184,15 @@ impl CacheCore {
     /// and the bytes of the metadata rslub keeps for each slab outside it (a `Slab` from
     /// `kmalloc`, rounded up to its size class). Counters read without a lock: a snapshot.
     pub(crate) fn footprint(&self) -> Footprint {
-        let slabs: i64 = (0..self.nodes.len() as u32)
-            .map(|nid| self.node(nid).nr_slabs())
-            .sum();
-        let slabs = slabs.max(0) as u64;
+        let (slabs, pages) = (0..self.nodes.len() as u32)
+            .map(|nid| (self.node(nid).nr_slabs(), self.node(nid).nr_pages()))
+            .fold((0i64, 0i64), |(s, p), (ns, np)| (s + ns, p + np));
+        let (slabs, pages) = (slabs.max(0) as u64, pages.max(0) as u64);
         // SAFETY: A pure function of its argument.
         let meta = unsafe { bindings::kmalloc_size_roundup(size_of::<Slab>()) } as u64;
         Footprint {
             slabs,
-            page_bytes: slabs * u64::from(layout::slab_bytes(self.layout.order)),
+            page_bytes: pages * u64::from(layout::PAGE_SIZE),
             meta_bytes: slabs * meta,
         }
     }

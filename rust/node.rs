@@ -156,6 +156,8 @@ pub(crate) struct Node {
     nr_slabs: Atomic<i64>,
     /// Objects in those slabs.
     total_objects: Atomic<i64>,
+    /// Pages of those slabs (a slab of the fallback order has fewer than the cache's).
+    nr_pages: Atomic<i64>,
 }
 
 impl Node {
@@ -172,6 +174,7 @@ impl Node {
             nr_partial: Atomic::new(0),
             nr_slabs: Atomic::new(0),
             total_objects: Atomic::new(0),
+            nr_pages: Atomic::new(0),
         })
     }
 
@@ -198,16 +201,19 @@ impl Node {
         arch::load_relaxed(&self.nr_partial)
     }
 
-    /// Accounts a new slab of `objects` objects.
-    pub(crate) fn slab_added(&self, objects: u32) {
+    /// Accounts a new slab of `objects` objects in `pages` pages.
+    pub(crate) fn slab_added(&self, objects: u32, pages: u64) {
         self.nr_slabs.add(1, Relaxed);
         self.total_objects.add(i64::from(objects), Relaxed);
+        self.nr_pages.add(pages as i64, Relaxed);
     }
 
-    /// Accounts a slab given back to the page allocator.
-    pub(crate) fn slab_removed(&self, objects: u32) {
+    /// Accounts a slab of `objects` objects in `pages` pages given back to the page
+    /// allocator.
+    pub(crate) fn slab_removed(&self, objects: u32, pages: u64) {
         self.nr_slabs.add(-1, Relaxed);
         self.total_objects.add(-i64::from(objects), Relaxed);
+        self.nr_pages.add(-(pages as i64), Relaxed);
     }
 
     /// Slabs on this node.
@@ -218,6 +224,11 @@ impl Node {
     /// Objects in the slabs of this node.
     pub(crate) fn total_objects(&self) -> i64 {
         arch::load_relaxed(&self.total_objects)
+    }
+
+    /// Pages of the slabs of this node.
+    pub(crate) fn nr_pages(&self) -> i64 {
+        arch::load_relaxed(&self.nr_pages)
     }
 }
 

@@ -179,6 +179,12 @@ mod tests {
             objects,
             i64::from(layout::order_objects(min_order, l.stride()))
         );
+        // And the pages of that order, in what the cache says it holds.
+        let m = c.footprint();
+        assert_eq!(
+            (m.slabs, m.page_bytes),
+            (1, u64::from(layout::slab_bytes(min_order)))
+        );
         free(&c, p);
         assert!(c.destroy().is_ok());
     }
