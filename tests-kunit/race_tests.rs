@@ -242,18 +242,19 @@ mod tests {
         assert_eq!(d.get(Stat::NodeLockWaitNs), 0);
 
         let holding = AtomicBool::new(false);
-        let freeing = AtomicBool::new(false);
         let id = c.id();
+        let contended = c.stat_on(cpu(0), Stat::NodeLockContended);
         let hook = |cache: usize, p: Point| {
             if cache == id && p == Point::FreeDiscard && !holding.swap(true, SeqCst) {
-                // Node 0's lock is held, interrupts off: keep it until CPU 0 is about to
-                // take it, and a while longer.
+                // Node 0's lock is held, interrupts off: keep it until CPU 0 has found it
+                // held (it counts that before it waits; no fixed delay, which a vCPU the
+                // host does not run for a while would outlast), and a little longer.
                 let mut waited = 0;
-                while !freeing.load(SeqCst) && waited < 5000 {
+                while c.stat_on(cpu(0), Stat::NodeLockContended) == contended && waited < 5000 {
                     mdelay(1);
                     waited += 1;
                 }
-                mdelay(100);
+                mdelay(10);
             }
             false
         };
@@ -274,7 +275,6 @@ mod tests {
                 waited += 1;
             }
             assert!(holding.load(SeqCst));
-            freeing.store(true, SeqCst);
             free(&c, s3[0]);
             drop(t);
         }
