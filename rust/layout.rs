@@ -282,9 +282,9 @@ pub(crate) const MIN_PARTIAL: u32 = 5;
 /// The most partial slabs a node keeps by default (SLUB's `MAX_PARTIAL`).
 pub(crate) const MAX_PARTIAL: u32 = 10;
 
-/// Partial slabs a node keeps, even empty, from the object size: one more for every
-/// doubling of the size, from [`MIN_PARTIAL`] up to 128 bytes to [`MAX_PARTIAL`] from a
-/// page on, `clamp(ilog2(size) - 2, 5, 10)`.
+/// Partial slabs a node keeps, even empty, from the object size (the stride, as SLUB's
+/// `s->size`): [`MIN_PARTIAL`] below 256 bytes, one more for every doubling from there,
+/// [`MAX_PARTIAL`] from a page on; `clamp(ilog2(size) - 2, 5, 10)`.
 ///
 /// Seed thread 000 made the count grow with the object size, so that caches of objects
 /// near a page do not send slabs back and forth to the page allocator under churn.

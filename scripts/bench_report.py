@@ -132,41 +132,53 @@ def counter(w, name):
 
 
 def why_section(rows):
-    """The side-by-side rows where rslub runs more instructions than the kernel, with what
-    rslub's counters did during the measurement (per 100 allocations)."""
+    """The side-by-side rows whose measurement left rslub's fast paths, and every row where
+    rslub runs more instructions than the kernel, with what rslub's counters did during the
+    measurement (per 100 allocations)."""
     names = [e for e, _ in SIDE_BY_SIDE]
     if not any("why" in r for r in rows):
         return ""
-    losing = [r for r in rows if r.get("exp") in names and "why" in r
-              and r["kernel"] > 0 and r["rslub"] > r["kernel"]]
-    losing.sort(key=lambda r: (names.index(r["exp"]), r["size"]))
-    out = ["Where rslub runs more instructions than the kernel\n"
-           "=================================================\n\n"
-           "Every side-by-side row above with a ratio over 1.00, with rslub's counters over\n"
-           "that measurement, per 100 allocations: the share of allocations and frees that\n"
-           "took the slow path, node-lock acquisitions, new slabs, and the per-CPU partial\n"
-           "lists' counters (an active slab taken from the CPU's list; a free that put a slab\n"
-           "there; a node refill that put one there; the list going back to the nodes). A\n"
-           "row whose frees are nearly all slow pays a ``lock cmpxchg16b`` on the slab per\n"
-           "object, which the kernel's sheaves do not (they keep the object in the freeing\n"
-           "CPU's array); node locks and new slabs per 100 allocations say how often the\n"
-           "work left the per-CPU state altogether.\n\n"]
-    if not losing:
-        out.append("None: every row is at or below the kernel.\n")
-        return "".join(out)
-    body = []
-    for r in losing:
-        w = r["why"]
+    partial = ("cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node", "cpu_partial_drain")
+
+    def shares(w):
         allocs = max(counter(w, "alloc_fastpath") + counter(w, "alloc_slowpath"), 1)
         frees = max(counter(w, "free_fastpath") + counter(w, "free_slowpath"), 1)
+        return counter(w, "alloc_slowpath") * 100 / allocs, counter(w, "free_slowpath") * 100 / frees, allocs
+
+    def shown(r):
+        alloc_slow, free_slow, _ = shares(r["why"])
+        return (r["rslub"] > r["kernel"] or alloc_slow >= 0.5 or free_slow >= 0.5
+                or any(r["why"].get(k, 0) for k in partial))
+
+    side = [r for r in rows if r.get("exp") in names and "why" in r and r["kernel"] > 0]
+    side.sort(key=lambda r: (names.index(r["exp"]), r["size"]))
+    losing = [f'{r["exp"]} {r["size"]}' for r in side if r["rslub"] > r["kernel"]]
+    out = ["The slow paths and the per-CPU partial lists\n"
+           "============================================\n\n"
+           "Every side-by-side row whose measurement left rslub's fast paths (at least one\n"
+           "allocation or free in 200 on a slow path, or any per-CPU partial list activity),\n"
+           "and every row above the kernel, with rslub's counters over that measurement, per\n"
+           "100 allocations: the share of allocations and frees that took the slow path,\n"
+           "node-lock acquisitions, new slabs, and the per-CPU partial lists' counters (an\n"
+           "active slab taken from the CPU's list; a free that put a slab there; a node refill\n"
+           "that put one there; the list going back to the nodes). A row whose frees are\n"
+           "nearly all slow pays a ``lock cmpxchg16b`` on the slab per object, which the\n"
+           "kernel's sheaves do not (they keep the object in the freeing CPU's array); node\n"
+           "locks and new slabs say how often the work left the per-CPU state altogether.\n\n"
+           "Rows where rslub runs more instructions than the kernel: "
+           + (", ".join(losing) if losing else "none") + ".\n\n"]
+    body = []
+    for r in filter(shown, side):
+        w = r["why"]
+        alloc_slow, free_slow, allocs = shares(w)
         per = lambda k: f'{(w[k] if k in w else counter(w, k)) * 100 / allocs:.2f}'
-        body.append([r["exp"], r["size"], ratio(r["rslub"], r["kernel"]),
-                     per("alloc_slowpath"), f'{counter(w, "free_slowpath") * 100 / frees:.2f}',
-                     per("node_lock"), per("alloc_slab"), per("cpu_partial_alloc"),
-                     per("cpu_partial_free"), per("cpu_partial_node"), per("cpu_partial_drain")])
-    out.append(table(["experiment", "size", "ratio", "alloc slow %", "free slow %",
-                      "node locks", "new slabs", "cpu partial alloc", "cpu partial free",
-                      "cpu partial node", "cpu partial drain"], body))
+        body.append([r["exp"], r["size"], ratio(r["rslub"], r["kernel"]), f"{alloc_slow:.2f}",
+                     f"{free_slow:.2f}", per("node_lock"), per("alloc_slab"),
+                     *(per(k) for k in partial)])
+    if body:
+        out.append(table(["experiment", "size", "ratio", "alloc slow %", "free slow %",
+                          "node locks", "new slabs", "cpu partial alloc", "cpu partial free",
+                          "cpu partial node", "cpu partial drain"], body))
     return "".join(out)
 
 
@@ -393,9 +405,10 @@ def main():
             "Waves of ``burst`` allocations freed in a scrambled order, 200 waves per row\n"
             "(instructions per operation: the mean over all waves, which differ by design).\n"
             "``min_partial`` fixed at 5 against the per-size value (``min_partial_for`` in\n"
-            "``rust/layout.rs``, the ``min_partial`` column). Page allocator calls are slabs allocated plus slabs freed; idle is\n"
-            "what the cache holds once the last wave is freed, without a shrink (slabs, and\n"
-            "their pages and metadata in KiB): the price of the calls saved. ``kernel`` is the\n"
+            "``rust/layout.rs``, the ``min_partial`` column). Page allocator calls are slabs\n"
+            "allocated plus slabs freed; idle is what the cache holds once the last wave is\n"
+            "freed, without a shrink (slabs, and their pages and metadata in KiB): the price of\n"
+            "the calls saved. ``kernel`` is the\n"
             "kernel's cache, the same waves (its idle bytes: SLUB's own account of its slabs;\n"
             "it counts no page allocator calls).\n"
         )
