@@ -3,7 +3,7 @@
 //! Per-cache statistics: one counter array per CPU, bumped with a single `%gs`-relative
 //! `inc` (no lock, no atomic), summed over the CPUs when read.
 
-use kernel::{fmt, str::CStr};
+use kernel::{c_str, fmt, str::CStr};
 
 macro_rules! stats {
     ($($(#[doc = $doc:literal])* $variant:ident = $file:literal,)*) => {
@@ -22,14 +22,16 @@ macro_rules! stats {
             /// where SLUB counted the same event.
             pub(crate) const fn file_name(self) -> &'static CStr {
                 match self {
-                    $(Stat::$variant => $file,)*
+                    $(Stat::$variant => c_str!($file),)*
                 }
             }
 
             /// [`Stat::file_name`] as text: the `stats` file and the benchmarks' records
             /// use it.
-            pub(crate) fn file_str(self) -> &'static str {
-                self.file_name().to_str().unwrap_or("")
+            pub(crate) const fn file_str(self) -> &'static str {
+                match self {
+                    $(Stat::$variant => $file,)*
+                }
             }
         }
 
@@ -40,94 +42,94 @@ macro_rules! stats {
 
 stats! {
     /// Allocation served by the per-cpu fast path.
-    AllocFast = c"alloc_fastpath",
+    AllocFast = "alloc_fastpath",
     /// Allocation that took the slow path.
-    AllocSlow = c"alloc_slowpath",
+    AllocSlow = "alloc_slowpath",
     /// Free served by the per-cpu fast path.
-    FreeFast = c"free_fastpath",
+    FreeFast = "free_fastpath",
     /// Free that took the slow path (the object's slab is not this CPU's active slab).
-    FreeSlow = c"free_slowpath",
+    FreeSlow = "free_slowpath",
     /// Slow free into a slab that is some CPU's active slab: lock-free.
-    FreeFrozen = c"free_frozen",
+    FreeFrozen = "free_frozen",
     /// Slow free that had to take the node lock (slab became partial or empty).
-    FreeLocked = c"free_locked",
+    FreeLocked = "free_locked",
     /// A free, or a CPU giving its partial list back, put a slab on a node's partial list
     /// (`FREE_ADD_PARTIAL`).
-    FreeAddPartial = c"free_add_partial",
+    FreeAddPartial = "free_add_partial",
     /// A free emptied a slab on a node's partial list, which went back to the page
     /// allocator (`FREE_REMOVE_PARTIAL`).
-    FreeRemovePartial = c"free_remove_partial",
+    FreeRemovePartial = "free_remove_partial",
     /// The active slab's freelist was refilled from objects freed by other CPUs.
-    RefillFromSlab = c"alloc_refill",
+    RefillFromSlab = "alloc_refill",
     /// The active slab came from a node's partial list, local or remote
     /// (`ALLOC_FROM_PARTIAL`).
-    AllocFromPartial = c"alloc_from_partial",
+    AllocFromPartial = "alloc_from_partial",
     /// A partial slab was taken from the local (or requested) node.
-    RefillNodePartial = c"refill_node_partial",
+    RefillNodePartial = "refill_node_partial",
     /// A partial slab was taken from another node by the remote walk.
-    RefillRemotePartial = c"refill_remote_partial",
+    RefillRemotePartial = "refill_remote_partial",
     /// A new slab was allocated from the page allocator.
-    NewSlab = c"alloc_slab",
+    NewSlab = "alloc_slab",
     /// An empty slab was given back to the page allocator.
-    SlabFreed = c"free_slab",
+    SlabFreed = "free_slab",
     /// Searches for a partial slab (`get_partial`).
-    GetPartial = c"get_partial",
+    GetPartial = "get_partial",
     /// Node partial lists looked at by those searches, local and remote.
-    NodesTried = c"get_partial_nodes_tried",
+    NodesTried = "get_partial_nodes_tried",
     /// Remote walks started (`get_any_partial`).
-    RemoteWalk = c"remote_walks",
+    RemoteWalk = "remote_walks",
     /// Remote nodes looked at by the remote walks.
-    RemoteNodesTried = c"remote_nodes_tried",
+    RemoteNodesTried = "remote_nodes_tried",
     /// Remote walks skipped by `remote_node_defrag_ratio`.
-    RemoteWalkSkipped = c"remote_walk_skipped",
+    RemoteWalkSkipped = "remote_walk_skipped",
     /// `alloc_node()` asked for another node than the active slab's.
-    NodeMismatch = c"alloc_node_mismatch",
+    NodeMismatch = "alloc_node_mismatch",
     /// An active slab was given back to its node (deactivated).
-    CpuSlabFlush = c"cpuslab_flush",
+    CpuSlabFlush = "cpuslab_flush",
     /// A deactivated slab was full: it goes on no list (`DEACTIVATE_FULL`).
-    DeactivateFull = c"deactivate_full",
+    DeactivateFull = "deactivate_full",
     /// A deactivated slab was empty and went back to the page allocator
     /// (`DEACTIVATE_EMPTY`).
-    DeactivateEmpty = c"deactivate_empty",
+    DeactivateEmpty = "deactivate_empty",
     /// A deactivated slab went to the head of its node's partial list
     /// (`DEACTIVATE_TO_HEAD`).
-    DeactivateToHead = c"deactivate_to_head",
+    DeactivateToHead = "deactivate_to_head",
     /// A deactivated slab had objects other CPUs freed into it meanwhile
     /// (`DEACTIVATE_REMOTE_FREES`).
-    DeactivateRemoteFrees = c"deactivate_remote_frees",
+    DeactivateRemoteFrees = "deactivate_remote_frees",
     /// The active slab was full, with nothing freed into it: the slow path let it go
     /// without the node lists (`DEACTIVATE_BYPASS`).
-    DeactivateBypass = c"deactivate_bypass",
+    DeactivateBypass = "deactivate_bypass",
     /// A fast path's `cmpxchg16b` failed (an interrupt, or a migration, came between
     /// its reads and its commit) and it started again (`CMPXCHG_DOUBLE_CPU_FAIL`).
-    CommitFailed = c"cmpxchg_double_cpu_fail",
+    CommitFailed = "cmpxchg_double_cpu_fail",
     /// An allocation failed (no memory).
-    AllocFailed = c"alloc_failed",
+    AllocFailed = "alloc_failed",
     /// A new slab got the smallest order instead of the preferred one (`order_fallback`).
-    OrderFallback = c"order_fallback",
+    OrderFallback = "order_fallback",
     /// A node lock was taken (partial list work on a slow path).
-    NodeLock = c"node_lock",
+    NodeLock = "node_lock",
     /// A node lock was taken while another CPU held it: this one waited.
-    NodeLockContended = c"node_lock_contended",
+    NodeLockContended = "node_lock_contended",
     /// Nanoseconds spent waiting for node locks other CPUs held (`CLOCK_MONOTONIC`).
-    NodeLockWaitNs = c"node_lock_wait_ns",
+    NodeLockWaitNs = "node_lock_wait_ns",
     /// A free pointer was found outside its slab (overwritten): the list was cut there.
-    FreelistCorrupt = c"freelist_corrupt",
+    FreelistCorrupt = "freelist_corrupt",
     /// Problems the debug checks found and reported (`rust/debug.rs`), and frees of
     /// pointers that are not objects of the cache.
-    DebugErrors = c"debug_errors",
+    DebugErrors = "debug_errors",
     /// Pages the shrinker gave back (empty slabs beyond `min_partial`).
-    ShrinkerPages = c"shrinker_pages",
+    ShrinkerPages = "shrinker_pages",
     /// A CPU's active slab came from its partial list (SLUB's `CPU_PARTIAL_ALLOC`).
-    CpuPartialAlloc = c"cpu_partial_alloc",
+    CpuPartialAlloc = "cpu_partial_alloc",
     /// A free made a full slab partial and put it on the CPU's partial list
     /// (`CPU_PARTIAL_FREE`).
-    CpuPartialFree = c"cpu_partial_free",
+    CpuPartialFree = "cpu_partial_free",
     /// A refill from a node took a slab for the CPU's partial list too
     /// (`CPU_PARTIAL_NODE`).
-    CpuPartialNode = c"cpu_partial_node",
+    CpuPartialNode = "cpu_partial_node",
     /// A CPU's partial list was full and went back to the nodes (`CPU_PARTIAL_DRAIN`).
-    CpuPartialDrain = c"cpu_partial_drain",
+    CpuPartialDrain = "cpu_partial_drain",
 }
 
 /// Counter values summed over all CPUs.
