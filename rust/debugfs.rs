@@ -294,7 +294,9 @@ fn show(file: &AttrFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             Err(e) => writeln!(f, "error {}", e.to_errno()),
         },
         Attr::Counter(s) => {
-            write!(f, "{}", c.stats().get(s))?;
+            // The total counts CPUs gone offline too; the parts, the online ones.
+            let total: u64 = percpu::possible_cpus().map(|cpu| c.stat_on(cpu, s)).sum();
+            write!(f, "{total}")?;
             for cpu in percpu::online_cpus() {
                 let v = c.stat_on(cpu, s);
                 if v != 0 {
