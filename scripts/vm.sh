@@ -52,6 +52,14 @@ install_modules() {
 	: > "$d/modules.builtin.modinfo"
 	make -s -C "$RSLUB_TOP" modules_install INSTALL_MOD_PATH="$1/modtree" KDIR="$kdir" >/dev/null
 }
+# The skb caches rslub backs in `make run` by default and during the suites. Under KASAN
+# rslub refuses skbuff_head_cache (the napi skb cache poisons its objects through their
+# struct slab: Documentation/backing.rst), so only the small heads are backed there.
+if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
+	skb_caches=skbuff_small_head
+else
+	skb_caches=skbuff_head_cache,skbuff_small_head
+fi
 # The host command of the layout what-if, built here: the guest compares it with the
 # module's debugfs file.
 "$RSLUB_TOP/scripts/layout" --build >/dev/null
@@ -143,16 +151,12 @@ run)
 	rundir=$(mktemp -d "$RSLUB_CACHE/run.XXXXXX")
 	trap 'rm -rf "$rundir"' EXIT
 	install_modules "$rundir"
-	# The workload by default: hackbench with rslub backing the skb caches (only the
-	# small heads under KASAN, see below). BACK=none loads rslub alone.
+	# The workload by default: hackbench with rslub backing the skb caches. BACK=none
+	# loads rslub alone.
 	if [ "${BACK:-}" = none ]; then
 		BACK=
 	elif [ -z "${BACK:-}" ]; then
-		if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
-			BACK=skbuff_small_head
-		else
-			BACK=skbuff_head_cache,skbuff_small_head
-		fi
+		BACK=$skb_caches
 	fi
 	if [ -n "${BACK:-}" ]; then
 		[[ "$BACK" =~ ^[A-Za-z0-9_.:,-]+$ ]] || die "BACK=$BACK: cache names, comma-separated"
@@ -181,14 +185,8 @@ mapfile -t suites < <(sed -n 's/^#\[kunit_tests(\([a-z0-9_]*\))\]/\1/p' "$RSLUB_
 suites+=(rslub_load rslub_traffic)
 
 # The suites run with the skb caches backed while the guest sends TCP and unix-socket
-# traffic over loopback. Under KASAN rslub refuses skbuff_head_cache (the napi skb cache
-# poisons its objects through their struct slab: Documentation/backing.rst), so only the
-# small heads are backed there.
-if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
-	suite_back=skbuff_small_head
-else
-	suite_back=skbuff_head_cache,skbuff_small_head
-fi
+# traffic over loopback.
+suite_back=$skb_caches
 
 rm -rf "$RSLUB_CACHE"/test.*  # keep only the latest run's logs
 attempt=1
