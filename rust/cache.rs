@@ -91,19 +91,25 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 /// - `partial` chains `partial_slabs` slabs of the cache through `Slab::cpu_next`, none
 ///   frozen, none on a node list, each marked `ON_CPU_PARTIAL` in its state and with
 ///   free objects when it was put there (frees may empty it since).
-/// - If `slab` is [`NO_SLAB`], `freelist` is null and `base` is [`NO_BASE`]. Otherwise
-///   `slab` is frozen by this CPU, `node` is its node, `base` the address of its first
-///   page (with [`BASE_TAG`] for a cache with `free_special`), and `freelist` chains free
-///   objects of `slab` only, owned by this CPU.
+/// - If `slab` is [`NO_SLAB`], `freelist` is null, `base` is [`NO_BASE`] and `span` 0.
+///   Otherwise `slab` is frozen by this CPU, `node` is its node, `base` the address of
+///   its first page (with [`BASE_TAG`] for a cache with `free_special`), `span` its size
+///   in bytes ([`Slab::span`]), and `freelist` chains free objects of `slab` only, owned
+///   by this CPU.
 #[repr(C, align(16))]
 pub(crate) struct CpuSlab {
     freelist: *mut u8,
     tid: u64,
     /// The active slab's address, which the free fast path compares with the object's:
     /// slabs are naturally aligned blocks of pages, so an object is in the active slab
-    /// iff the two agree above the slab's size (`CacheCore::slab_mask`). Cheaper than
-    /// looking up the object's page and its slab.
+    /// iff the two agree above the slab's size, `span` ([`FreePtr::same_slab`]). Cheaper
+    /// than looking up the object's page and its slab.
     base: u64,
+    /// The active slab's size in bytes (0 without one). The slab's own: a slab of the
+    /// fallback order is smaller than the cache's order, and two of them can lie in one
+    /// block of the larger size, where a mask of the cache's order would take an object
+    /// of one for an object of the other.
+    span: u64,
     slab: *mut Slab,
     /// The active slab's node, as a word the fast path compares with the node asked for.
     node: u64,
@@ -125,6 +131,7 @@ impl CpuSlab {
         let slab = unsafe { &*slab };
         self.node = u64::from(slab.node);
         self.base = slab.base() as u64 ^ tag;
+        self.span = slab.span() as u64;
         self.freelist = freelist;
         self.advance();
     }
@@ -134,6 +141,7 @@ impl CpuSlab {
         // INVARIANT: no slab, an empty list, `tid` advances.
         self.slab = NO_SLAB;
         self.base = NO_BASE;
+        self.span = 0;
         self.freelist = ptr::null_mut();
         self.advance();
     }
@@ -212,11 +220,6 @@ pub(crate) struct CacheCore {
     layout: Layout,
     /// How free pointers are stored (hardened, with a random value of this cache's).
     fp: FreePtr,
-    /// `!(bytes of the largest slab - 1)`: two objects of one slab agree on these bits
-    /// ([`FreePtr::same_slab`]). The page allocator aligns 2^order pages to their size,
-    /// the direct map keeps that alignment (its base is at least 1 GiB aligned), and a slab
-    /// of the fallback order lies inside one block of the preferred order's size.
-    slab_mask: usize,
     ctor: Option<Ctor>,
     cpu: PerCpu<CpuSlab>,
     nodes: KVec<Pin<KBox<Node>>>,
@@ -243,6 +246,8 @@ pub(crate) struct CacheCore {
     /// The last problem reported (a [`debug::Problem`], 0 for none) and its address.
     last_error: Atomic<u32>,
     last_error_at: Atomic<usize>,
+    /// 1 once `__GFP_ZERO` for a cache with a constructor was reported (once per cache).
+    zero_with_ctor_reported: Atomic<u32>,
 }
 
 /// Checks that this CPU and kernel can run the allocator; says why not, and fails with
@@ -337,7 +342,6 @@ impl CacheCore {
             pin_init!(Self {
                 name,
                 fp: FreePtr::new(layout.free_offset, shim::random_u64()),
-                slab_mask: !(layout::slab_bytes(layout.order) as usize - 1),
                 layout,
                 ctor: args.ctor,
                 cpu,
@@ -366,6 +370,7 @@ impl CacheCore {
                 debug: debug::Format::new(layout),
                 last_error: Atomic::new(0),
                 last_error_at: Atomic::new(0),
+                zero_with_ctor_reported: Atomic::new(0),
             }),
             GFP_KERNEL,
         )

@@ -19,7 +19,7 @@ use crate::{
 #[cfg(rslub_inject)]
 use core::ptr::NonNull;
 use core::{mem::offset_of, ptr};
-use kernel::{error::code::ENOMEM, prelude::*};
+use kernel::{error::code::ENOMEM, prelude::*, sync::atomic::Relaxed};
 
 impl CacheCore {
     /// Allocates an object, on the local node if it can (`kmem_cache_alloc`). The
@@ -71,6 +71,7 @@ impl CacheCore {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const NODE: usize = offset_of!(CpuSlab, node);
+        const SPAN: usize = offset_of!(CpuSlab, span);
         let pcpu = self.pcpu();
         // One CPU's copy, read through one pointer: the task may migrate at any point
         // below, but every value comes from the CPU whose `tid` the commit checks. The
@@ -101,7 +102,10 @@ impl CacheCore {
         // A free pointer must stay in its slab: anything else (or the end of the list)
         // is sorted out with interrupts off, where no reuse can race. Unhardened, the end
         // of the list is committed as it is, and a corrupted pointer goes unnoticed.
-        if FreePtr::HARDENED && !FreePtr::same_slab(object, next, self.slab_mask) {
+        if FreePtr::HARDENED
+            // SAFETY: As above (the active slab's own size, see `CpuSlab::span`).
+            && !FreePtr::same_slab(object, next, unsafe { arch::read_once::<SPAN>(c) } as usize)
+        {
             return self.alloc_unusual(gfp, node);
         }
         // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
@@ -230,23 +234,25 @@ impl CacheCore {
     pub(super) fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> *mut u8 {
         // SAFETY: `object` is a free object of this cache owned by this CPU (the head of
         // its list, which the caller holds with interrupts off).
-        c.freelist = unsafe { self.checked_next(object) };
+        c.freelist = unsafe { self.checked_next(object, c.span as usize) };
         c.advance();
         object
     }
 
     /// The free pointer of `object`, a free object this CPU owns (its private list, with
-    /// interrupts off, or the caller's own list): no reuse can race, so a pointer out of
-    /// the slab is corruption. It is reported and the list cut there: the objects after
-    /// it are never handed out (nor freed: their slab keeps them counted in use).
+    /// interrupts off, or the caller's own list) in a slab of `span` bytes: no reuse can
+    /// race, so a pointer out of the slab is corruption. It is reported and the list cut
+    /// there: the objects after it are never handed out (nor freed: their slab keeps them
+    /// counted in use).
     ///
     /// # Safety
     ///
-    /// `object` must be a free object of this cache that the caller owns.
-    pub(super) unsafe fn checked_next(&self, object: *mut u8) -> *mut u8 {
+    /// `object` must be a free object of this cache that the caller owns, in a slab of
+    /// `span` bytes.
+    pub(super) unsafe fn checked_next(&self, object: *mut u8, span: usize) -> *mut u8 {
         // SAFETY: `object` is a free object of this cache owned by the caller.
         let next = unsafe { self.fp.get(object) };
-        if next.is_null() || FreePtr::same_slab(object, next, self.slab_mask) {
+        if next.is_null() || FreePtr::same_slab(object, next, span) {
             return next;
         }
         self.freelist_corrupted(object, next);
@@ -295,6 +301,9 @@ impl CacheCore {
     /// `gfp`. Interrupts must be on if `gfp` may sleep.
     pub(super) fn new_slab(&self, gfp: Gfp, node: i32) -> Result<(*mut Slab, *mut u8)> {
         let l = &self.layout;
+        if gfp.slab_bug_bits() != 0 || (self.ctor.is_some() && gfp.has(Gfp::ZERO)) {
+            self.unexpected_gfp(gfp);
+        }
         let gfp = gfp.for_pages();
         let min_order = layout::get_order(u64::from(l.size));
         let (pages, order) = if l.order > min_order {
@@ -327,6 +336,32 @@ impl CacheCore {
         Ok((slab.as_ptr(), object))
     }
 
+    /// Reports flags a caller must not pass, as SLUB's `new_slab()` does (with the stack):
+    /// bits of `GFP_SLAB_BUG_MASK` (every time, as `kmalloc_fix_flags()`; the caller then
+    /// drops them), and `__GFP_ZERO` for a cache with a constructor (once per cache: the
+    /// object is zeroed, so the constructor's work is lost).
+    #[cold]
+    #[inline(never)]
+    fn unexpected_gfp(&self, gfp: Gfp) {
+        let bad = gfp.slab_bug_bits();
+        if bad != 0 {
+            pr_warn!(
+                "cache {}: unexpected gfp: {:#x}. Fixing up to gfp: {:#x}. Fix your code!\n",
+                self.name(),
+                bad,
+                gfp.raw() & !bad
+            );
+        } else if self.zero_with_ctor_reported.xchg(1, Relaxed) == 0 {
+            pr_warn!(
+                "cache {}: __GFP_ZERO with a constructor zeroes the constructed object. Fix your code!\n",
+                self.name()
+            );
+        } else {
+            return;
+        }
+        shim::dump_stack();
+    }
+
     /// `2^order` pages on `node` with exactly `gfp`.
     pub(super) fn alloc_pages(&self, gfp: Gfp, node: i32, order: u32) -> Option<SlabPages> {
         if inject!(
@@ -338,6 +373,10 @@ impl CacheCore {
             }
         ) {
             return None;
+        }
+        #[cfg(rslub_inject)]
+        if let Some(pages) = crate::inject::take_given_pages(self.id(), order) {
+            return Some(pages);
         }
         SlabPages::alloc(node, gfp, order)
     }
@@ -355,7 +394,7 @@ impl CacheCore {
                 while i < out.len() && !c.freelist.is_null() {
                     let object = c.freelist;
                     // SAFETY: `object` is on this CPU's private free list.
-                    c.freelist = unsafe { self.checked_next(object) };
+                    c.freelist = unsafe { self.checked_next(object, c.span as usize) };
                     out[i] = object;
                     i += 1;
                     taken += 1;

@@ -52,7 +52,7 @@ impl CacheCore {
             count += 1;
             tail = p;
             // SAFETY: `p` is on the caller's private free list.
-            p = unsafe { self.checked_next(p) };
+            p = unsafe { self.checked_next(p, s.span()) };
         }
         // Stage two: unfreeze, putting the private objects in front of the shared ones.
         // SAFETY: `freelist`..`tail` are the caller's private objects of `slab`.

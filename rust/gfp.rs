@@ -17,7 +17,13 @@
 //! - metadata takes the caller's reclaim bits (`GFP_RECLAIM_MASK` of `mm/internal.h`):
 //!   `GFP_NOFS` stays out of the file system, `GFP_NOIO` out of block I/O, `__GFP_NOFAIL`
 //!   does not fail, `GFP_ATOMIC` keeps `__GFP_HIGH`.
-//! - `__GFP_ZERO` zeroes objects, one by one: it is never passed to the page allocator.
+//! - slab pages take only the caller's reclaim and constraint bits (`GFP_RECLAIM_MASK |
+//!   GFP_CONSTRAINT_MASK`, SLUB's `new_slab()`): `__GFP_ZERO` zeroes objects one by one,
+//!   `__GFP_COMP` would make compound pages whose tail fields rslub uses, and
+//!   `__GFP_ACCOUNT` would charge a whole slab to whoever allocated first;
+//! - bits no slab allocation may carry (`GFP_SLAB_BUG_MASK`: `__GFP_DMA32`,
+//!   `__GFP_HIGHMEM`, bits the kernel does not define) are reported and removed, as
+//!   `kmalloc_fix_flags()` does.
 
 use kernel::bindings;
 
@@ -61,6 +67,20 @@ impl Gfp {
     pub(crate) const THISNODE: u32 = bit(bindings::___GFP_THISNODE_BIT);
     /// `__GFP_ACCOUNT`.
     pub(crate) const ACCOUNT: u32 = bit(bindings::___GFP_ACCOUNT_BIT);
+    /// `__GFP_HARDWALL`: only the task's cpuset's nodes.
+    pub(crate) const HARDWALL: u32 = bit(bindings::___GFP_HARDWALL_BIT);
+    /// `__GFP_COMP`: a compound page.
+    #[cfg_attr(not(rslub_kunit), expect(dead_code))]
+    pub(crate) const COMP: u32 = bit(bindings::___GFP_COMP_BIT);
+    /// `__GFP_DMA32`.
+    pub(crate) const DMA32: u32 = bit(bindings::___GFP_DMA32_BIT);
+    /// `__GFP_HIGHMEM`.
+    pub(crate) const HIGHMEM: u32 = bit(bindings::___GFP_HIGHMEM_BIT);
+    /// `GFP_CONSTRAINT_MASK` (`mm/internal.h`): where the pages may come from.
+    pub(crate) const CONSTRAINT_MASK: u32 = Self::HARDWALL | Self::THISNODE;
+    /// `GFP_SLAB_BUG_MASK` (`mm/internal.h`): bits a slab allocation must not carry.
+    pub(crate) const SLAB_BUG_MASK: u32 =
+        Self::DMA32 | Self::HIGHMEM | !((1u32 << bindings::___GFP_LAST_BIT) - 1);
     /// `__GFP_NOLOCKDEP` where lockdep has it, else nothing.
     #[cfg(CONFIG_LOCKDEP)]
     const NOLOCKDEP: u32 = bit(bindings::___GFP_NOLOCKDEP_BIT);
@@ -117,10 +137,16 @@ impl Gfp {
         self.has(Self::DIRECT_RECLAIM)
     }
 
-    /// The flags for slab pages: the caller's, without `__GFP_ZERO` (objects are zeroed
-    /// one by one, on allocation, when asked).
+    /// The flags for slab pages: the caller's reclaim and constraint bits only (see the
+    /// module documentation); `__GFP_ZERO` is among those dropped (objects are zeroed one
+    /// by one, on allocation, when asked).
     pub(crate) const fn for_pages(self) -> Self {
-        self.without(Self::ZERO)
+        Self(self.0 & (Self::RECLAIM_MASK | Self::CONSTRAINT_MASK))
+    }
+
+    /// The bits of `GFP_SLAB_BUG_MASK` the mask carries (0: none).
+    pub(crate) const fn slab_bug_bits(self) -> u32 {
+        self.0 & Self::SLAB_BUG_MASK
     }
 
     /// The flags for the preferred (higher) slab order, when a smaller one can still hold

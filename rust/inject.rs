@@ -2,7 +2,8 @@
 
 //! Injection points: places in the allocator where a test can act at the worst instant
 //! (move the task to another CPU between two reads of a fast path, hold a free path
-//! while a cache is destroyed, make a page allocation fail, record the flags of one).
+//! while a cache is destroyed, make a page allocation fail, record the flags of one, or
+//! give a cache's next slabs pages the test chose, [`give_pages`]).
 //!
 //! Only the KUnit module is built with `--cfg rslub_inject`. Everywhere else [`inject!`]
 //! expands to `false` and evaluates nothing: `rslub.ko` and the benchmark module carry no
@@ -71,12 +72,13 @@ pub(crate) use hooks::*;
 #[cfg(rslub_inject)]
 mod hooks {
     use super::Point;
+    use crate::mm::SlabPages;
     use core::{
         marker::PhantomData,
-        ptr,
-        sync::atomic::{AtomicPtr, AtomicUsize, Ordering::SeqCst},
+        ptr::{self, NonNull},
+        sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::SeqCst},
     };
-    use kernel::{error::code::EBUSY, prelude::*};
+    use kernel::{bindings, error::code::EBUSY, prelude::*};
 
     /// An installed hook: a closure, type-erased.
     struct Hook {
@@ -103,6 +105,58 @@ mod hooks {
     pub(crate) fn init_on() -> Option<(bool, bool)> {
         let bits = INIT_ON.load(SeqCst);
         (bits & 4 != 0).then_some((bits & 1 != 0, bits & 2 != 0))
+    }
+
+    /// The cache whose next slabs take the pages of [`GIVEN`] (0: none), and their order.
+    static GIVEN_TO: AtomicUsize = AtomicUsize::new(0);
+    static GIVEN_ORDER: AtomicU32 = AtomicU32::new(0);
+    /// Pages given by [`give_pages`] and not yet taken, in the order they are taken.
+    static GIVEN: [AtomicPtr<bindings::page>; 2] = [
+        AtomicPtr::new(ptr::null_mut()),
+        AtomicPtr::new(ptr::null_mut()),
+    ];
+
+    /// Makes the next slabs of order `order` of the cache `cache` (as `CacheCore::id`
+    /// gives it) take `pages`, in order, instead of pages from the page allocator: the
+    /// way a test lays slabs out as fragmented memory would (say two slabs of the
+    /// fallback order next to each other). Pages not taken by the end of the test stay
+    /// the test's ([`take_back_pages`]).
+    ///
+    /// # Safety
+    ///
+    /// Each page must be the first of `2^order` pages the caller owns, not compound,
+    /// that `__free_pages(page, order)` may free; the caller gives them up to the cache
+    /// until [`take_back_pages`].
+    pub(crate) unsafe fn give_pages(cache: usize, order: u32, pages: [NonNull<bindings::page>; 2]) {
+        GIVEN_TO.store(0, SeqCst);
+        GIVEN_ORDER.store(order, SeqCst);
+        for (slot, page) in GIVEN.iter().zip(pages) {
+            slot.store(page.as_ptr(), SeqCst);
+        }
+        GIVEN_TO.store(cache, SeqCst);
+    }
+
+    /// Ends [`give_pages`]; returns how many of the pages were taken (the others are the
+    /// caller's again).
+    pub(crate) fn take_back_pages() -> usize {
+        GIVEN_TO.store(0, SeqCst);
+        GIVEN
+            .iter()
+            .filter(|slot| slot.swap(ptr::null_mut(), SeqCst).is_null())
+            .count()
+    }
+
+    /// The next page [`give_pages`] gave for a slab of `order` of `cache`, if any.
+    pub(crate) fn take_given_pages(cache: usize, order: u32) -> Option<SlabPages> {
+        if GIVEN_TO.load(SeqCst) != cache || GIVEN_ORDER.load(SeqCst) != order {
+            return None;
+        }
+        let page = GIVEN
+            .iter()
+            .find_map(|slot| NonNull::new(slot.swap(ptr::null_mut(), SeqCst)))?;
+        // SAFETY: `give_pages`' caller gave up `page`, the first of `2^order` pages fit
+        // for `__free_pages(page, order)`; the swap took it from the table, so once only.
+        Some(unsafe { SlabPages::from_raw(page, order) })
     }
 
     /// Calls the installed hook, if any. See [`inject!`](super::inject).

@@ -48,6 +48,19 @@ impl SlabPages {
         Some(Self { page, addr, order })
     }
 
+    /// Takes over `2^order` pages that a test allocated (`crate::inject::give_pages`).
+    ///
+    /// # Safety
+    ///
+    /// `page` must be the first of `2^order` pages, not compound, owned by the caller, that
+    /// `__free_pages(page, order)` may free.
+    #[cfg(rslub_inject)]
+    pub(crate) unsafe fn from_raw(page: NonNull<bindings::page>, order: u32) -> Self {
+        let addr = shim::page_address(page);
+        // INVARIANT: the caller gives up `page`, the first of `2^order` pages.
+        Self { page, addr, order }
+    }
+
     /// Address of the first byte.
     pub(crate) fn addr(&self) -> NonNull<u8> {
         self.addr

@@ -185,6 +185,12 @@ pub(crate) fn msleep(ms: u32) {
     unsafe { bindings::msleep(ms) };
 }
 
+/// Prints the current stack to the kernel log (`dump_stack()`), after a report.
+pub(crate) fn dump_stack() {
+    // SAFETY: `dump_stack()` may be called from any context.
+    unsafe { bindings::dump_stack() };
+}
+
 /// A random 64-bit value from the kernel's CRNG (`get_random_u64()`).
 pub(crate) fn random_u64() -> u64 {
     // SAFETY: `get_random_u64()` may be called from any context once the CRNG is up, as
@@ -237,11 +243,38 @@ pub(crate) fn hotplug_exit() {
     unsafe { ffi::rslub_hotplug_exit() };
 }
 
-/// Runs `f` on every online CPU, in a worker bound to that CPU (process context), with CPU
-/// hotplug held off, and waits for all (SLUB's `flush_all()`). The workers run on a
+/// CPU hotplug held off (`cpus_read_lock()`) while the value lives: the online CPUs stay
+/// the same. May sleep to take it; must not be taken again while held (the lock is not
+/// recursive once a hotplug operation waits for it).
+pub(crate) struct CpusHeld {
+    _not_send: core::marker::PhantomData<*mut ()>,
+}
+
+impl CpusHeld {
+    /// Holds CPU hotplug off. May sleep.
+    pub(crate) fn new() -> Self {
+        // SAFETY: `cpus_read_lock()` may be called where sleeping is allowed, which the
+        // caller's context is (documented above); released on drop.
+        unsafe { bindings::cpus_read_lock() };
+        Self {
+            _not_send: core::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for CpusHeld {
+    fn drop(&mut self) {
+        // SAFETY: Taken in `new`, on this task (the value is not `Send`).
+        unsafe { bindings::cpus_read_unlock() };
+    }
+}
+
+/// Runs `f` on every online CPU, in a worker bound to that CPU (process context), and
+/// waits for all (SLUB's `flush_all()`); the caller holds CPU hotplug off (`cpus`), so
+/// every CPU online now runs `f` and no other comes up meanwhile. The workers run on a
 /// `WQ_MEM_RECLAIM` workqueue of the module's own, so this may be called from memory
 /// reclaim. May sleep; one call at a time runs.
-pub(crate) fn run_on_each_cpu<F: Fn() + Sync>(f: &F) {
+pub(crate) fn run_on_each_cpu<F: Fn() + Sync>(_cpus: &CpusHeld, f: &F) {
     /// # Safety
     ///
     /// `arg` must be a valid `&F`.

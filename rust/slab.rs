@@ -235,6 +235,13 @@ impl Slab {
         self.pages.nr_pages()
     }
 
+    /// Bytes of the slab's pages, a power of two: the pages are a naturally aligned block
+    /// of that size (the page allocator aligns `2^order` pages to their size, and the
+    /// direct map keeps that alignment, its base being at least 1 GiB aligned).
+    pub(crate) fn span(&self) -> usize {
+        (self.nr_pages() as usize) << kernel::page::PAGE_SHIFT
+    }
+
     /// The address of the first object.
     pub(crate) fn base(&self) -> *mut u8 {
         self.pages.addr().as_ptr()
@@ -513,10 +520,11 @@ impl FreePtr {
     }
 
     /// Whether `next` can be the free pointer of `obj`: in the same naturally aligned
-    /// block of `slab_mask`'s size (a slab's pages are such a block, or inside one). Null,
-    /// the end of a list, fails too, for the caller to tell apart off the fast path.
+    /// block of `span` bytes (a power of two: a slab's pages are such a block). Null, the
+    /// end of a list, fails too, for the caller to tell apart off the fast path; so does
+    /// every pointer when `span` is 0.
     #[inline(always)]
-    pub(crate) fn same_slab(obj: *mut u8, next: *mut u8, slab_mask: usize) -> bool {
-        (obj as usize ^ next as usize) & slab_mask == 0
+    pub(crate) fn same_slab(obj: *mut u8, next: *mut u8, span: usize) -> bool {
+        (obj as usize ^ next as usize) < span
     }
 }

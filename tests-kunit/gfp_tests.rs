@@ -13,10 +13,11 @@ mod tests {
         cache::NO_NODE,
         common::{alloc_n, args, free, free_all, pin, slabs, unpin},
         gfp::Gfp,
-        inject::{install, set_init_on, Point},
+        inject::{give_pages, install, set_init_on, take_back_pages, Point},
         layout,
         registry::Cache,
         stats::Stat,
+        test_shim::{expect_reports, virt_to_page, SplitBlock},
         topology::online_nodes,
     };
     use core::sync::atomic::{AtomicU32, Ordering::SeqCst};
@@ -189,6 +190,61 @@ mod tests {
         assert!(c.destroy().is_ok());
     }
 
+    /// Slabs of the fallback order are smaller than a block of the cache's order, and the
+    /// page allocator may hand out two of them from one such block. A free of an object
+    /// of one while the other is this CPU's active slab must go to its own slab: the free
+    /// fast path decides "in the active slab" by the active slab's own size. (Deciding by
+    /// the cache's order put the object on the active slab's list: that slab then counted
+    /// one object too few in use, and could go back to the page allocator with an object
+    /// live, while the object's own slab never emptied.)
+    #[test]
+    fn a_free_into_a_fallback_slab_beside_the_active_one_goes_to_its_own_slab() {
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_fallback_pair", 4096)).expect("cache");
+        let l = *c.layout();
+        // Page-sized objects: the fallback order is 0, and a slab holds one object, so
+        // the active slab is full and the object freed is the only one of its slab.
+        let min_order = layout::get_order(u64::from(l.size));
+        assert_eq!(min_order, 0);
+        assert!(l.order > min_order);
+        let per_slab = layout::order_objects(min_order, l.stride()) as usize;
+        // Slabs A and B on the first two pages of one block of the cache's order.
+        let mut block = SplitBlock::new(l.order).expect("memory");
+        let (page_a, page_b) = (block.page(0), block.page(1));
+        let id = c.id();
+        let hook = |cache: usize, p: Point| matches!(p, Point::PageAlloc { order, .. } if cache == id && order == l.order);
+        let (objs_a, b) = {
+            let _h = install(&hook).expect("hook");
+            // SAFETY: Two split pages of the block, given up by it.
+            unsafe { give_pages(id, min_order, [page_a, page_b]) };
+            let objs_a = alloc_n(&c, per_slab, NO_NODE);
+            let b = c.alloc(Gfp::KERNEL).map(|p| p.as_ptr() as usize);
+            let taken = take_back_pages();
+            for i in taken..2 {
+                block.keep(i);
+            }
+            (objs_a, b)
+        };
+        let b = b.expect("object");
+        assert_eq!(virt_to_page(objs_a[0]), page_a.as_ptr() as usize);
+        assert_eq!(virt_to_page(b), page_b.as_ptr() as usize);
+        assert_eq!(slabs(&c), 2);
+        // A is full and off every list; B is this CPU's active slab. Free an object of A.
+        free(&c, objs_a[0]);
+        // It went to A (now on this CPU's partial list), not onto B's free list.
+        assert_eq!(c.check_this_cpu(), Ok((per_slab - 1) as u32));
+        // Flushing B and A (validate flushes every CPU) leaves every count right.
+        let v = c.validate().expect("memory");
+        assert_eq!(v.errors, 0);
+        assert_eq!(slabs(&c), 2);
+        free_all(&c, &objs_a[1..]);
+        free(&c, b);
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+        unpin();
+    }
+
     /// A slab's metadata is allocated with the caller's reclaim and context bits:
     /// `GFP_NOFS` must not recurse into the file system, `GFP_NOIO` not into block I/O,
     /// `__GFP_NOFAIL` must not fail, `GFP_ATOMIC` keeps `__GFP_HIGH` and never sleeps.
@@ -219,6 +275,47 @@ mod tests {
             // Exactly the caller's reclaim bits: nothing added, nothing lost.
             assert_eq!(m.raw(), caller.raw() & Gfp::RECLAIM_MASK);
             assert_eq!(m.raw() & (Gfp::ZERO | Gfp::THISNODE), 0);
+            free(&c, p);
+            c.shrink();
+            assert_eq!(slabs(&c), 0);
+        }
+        drop(_h);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// Slab pages get the caller's reclaim and constraint bits only, as SLUB's
+    /// `new_slab()` gives them: `__GFP_COMP` would make compound pages (whose tail pages'
+    /// fields rslub writes), `__GFP_ACCOUNT` would charge a whole slab to one caller, and
+    /// `__GFP_ZERO` is done object by object. Bits no slab allocation may carry
+    /// (`GFP_SLAB_BUG_MASK`) are reported and removed.
+    #[test]
+    fn slab_pages_take_only_the_callers_reclaim_and_constraint_bits() {
+        let c = Cache::create(&args(c"rslub_test_page_gfp", 64)).expect("cache");
+        let seen = AtomicU32::new(u32::MAX);
+        let id = c.id();
+        let hook = |cache: usize, p: Point| {
+            if let Point::PageAlloc { gfp, .. } = p {
+                if cache == id {
+                    seen.store(gfp, SeqCst);
+                }
+            }
+            false
+        };
+        let kept = Gfp::KERNEL.with(Gfp::HARDWALL | Gfp::NOWARN);
+        let dropped = Gfp::COMP | Gfp::ACCOUNT | Gfp::ZERO;
+        expect_reports();
+        let _h = install(&hook).expect("hook");
+        for (caller, want) in [
+            (kept.with(dropped), kept),
+            // Reported and removed.
+            (kept.with(Gfp::DMA32), kept),
+            (kept.with(Gfp::HIGHMEM), kept),
+            (kept.with(1 << 30), kept),
+        ] {
+            seen.store(u32::MAX, SeqCst);
+            // An empty cache: the allocation makes a new slab.
+            let p = c.alloc(caller).expect("object").as_ptr() as usize;
+            assert_eq!(seen.load(SeqCst), want.raw());
             free(&c, p);
             c.shrink();
             assert_eq!(slabs(&c), 0);

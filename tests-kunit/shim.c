@@ -55,6 +55,7 @@ void *rslub_test_kc_alloc_node(struct kmem_cache *kc, gfp_t gfp, int node);
 void *rslub_test_kc_alloc_lru(struct kmem_cache *kc, gfp_t gfp);
 bool rslub_test_kc_alloc_bulk(struct kmem_cache *kc, gfp_t gfp, size_t n, void **p);
 void rslub_test_kc_free(struct kmem_cache *kc, void *obj);
+bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj);
 void rslub_test_kfree(const void *obj);
 void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p);
 void rslub_test_kfree_bulk(size_t n, void **p);
@@ -63,6 +64,8 @@ void *rslub_test_krealloc(const void *obj, size_t size, gfp_t gfp);
 void rslub_test_kfree_rcu_head(void *obj);
 void rslub_test_kfree_rcu_headless(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
+struct page *rslub_test_alloc_split(unsigned int order);
+void rslub_test_free_page(struct page *page);
 int rslub_test_module_refcount(void);
 int rslub_test_defer(void (*fn)(void *), void *arg);
 int rslub_test_cpu_down(unsigned int cpu);
@@ -497,6 +500,45 @@ void rslub_test_kfree_rcu_headless(void *obj)
 bool rslub_test_on_slab_page(const void *obj)
 {
 	return page_slab(virt_to_page(obj)) != NULL;
+}
+
+/*
+ * A naturally aligned block of 2^@order pages, split into single pages that are each
+ * freed on their own (__free_page): a test lays slabs out in it as fragmented memory
+ * would. Returns the first page, or NULL.
+ */
+struct page *rslub_test_alloc_split(unsigned int order)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, order);
+
+	if (page)
+		split_page(page, order);
+	return page;
+}
+
+void rslub_test_free_page(struct page *page)
+{
+	__free_page(page);
+}
+
+/*
+ * kmem_cache_free() while this context already holds ftrace's recursion protection, and
+ * its one allowed transition level: every ftrace handler called from it then fails
+ * ftrace_test_recursion_trylock(), as one does when another tracer's handler frees in
+ * the same context. False if the protection could not be taken.
+ */
+bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj)
+{
+	int a = ftrace_test_recursion_trylock(_THIS_IP_, _RET_IP_);
+	int b = a < 0 ? -1 : ftrace_test_recursion_trylock(_THIS_IP_, _RET_IP_);
+
+	if (b >= 0)
+		kmem_cache_free(kc, obj);
+	if (b >= 0)
+		ftrace_test_recursion_unlock(b);
+	if (a >= 0)
+		ftrace_test_recursion_unlock(a);
+	return b >= 0;
 }
 
 int rslub_test_module_refcount(void)

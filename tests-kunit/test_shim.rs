@@ -74,7 +74,13 @@ mod ffi {
             p: *mut *mut c_void,
         ) -> bool;
         pub(super) fn rslub_test_kc_free(kc: *mut kernel::bindings::kmem_cache, obj: *mut c_void);
+        pub(super) fn rslub_test_kc_free_in_recursion(
+            kc: *mut kernel::bindings::kmem_cache,
+            obj: *mut c_void,
+        ) -> bool;
         pub(super) fn rslub_test_kfree(obj: *const c_void);
+        pub(super) static mut rslub_test_before_destroy:
+            Option<unsafe extern "C" fn(*mut kernel::bindings::kmem_cache)>;
         pub(super) fn rslub_test_kc_free_bulk(
             kc: *mut kernel::bindings::kmem_cache,
             n: usize,
@@ -104,6 +110,8 @@ mod ffi {
         pub(super) fn rslub_test_memalloc_noreclaim_save() -> u32;
         pub(super) fn rslub_test_memalloc_noreclaim_restore(flags: u32);
         pub(super) fn rslub_test_tainted_warn() -> bool;
+        pub(super) fn rslub_test_alloc_split(order: u32) -> *mut c_void;
+        pub(super) fn rslub_test_free_page(page: *mut c_void);
         pub(super) fn rslub_test_read_file(
             path: *const kernel::ffi::c_char,
             buf: *mut u8,
@@ -122,6 +130,55 @@ pub(crate) fn node_of(addr: usize) -> u32 {
     // SAFETY: `virt_to_page()` is arithmetic on a direct-map address.
     let page = unsafe { ffi::rslub_test_virt_to_page(addr as *const c_void) };
     crate::shim::page_to_nid(NonNull::new(page.cast()).expect("a page"))
+}
+
+/// A naturally aligned block of `2^order` pages, split into pages that are each freed
+/// on their own: [`SplitBlock::page`] hands pages out, the rest are freed on drop.
+pub(crate) struct SplitBlock {
+    first: NonNull<kernel::bindings::page>,
+    /// Bit `i`: page `i` is still the block's (not handed out).
+    kept: u64,
+    pages: usize,
+}
+
+impl SplitBlock {
+    /// Allocates the block (`order` at most 6).
+    pub(crate) fn new(order: u32) -> Result<Self> {
+        assert!(order <= 6);
+        // SAFETY: Any order up to `MAX_PAGE_ORDER`.
+        let first = NonNull::new(unsafe { ffi::rslub_test_alloc_split(order) })
+            .ok_or(ENOMEM)?
+            .cast();
+        let pages = 1usize << order;
+        Ok(Self {
+            first,
+            kept: u64::MAX >> (64 - pages),
+            pages,
+        })
+    }
+
+    /// Gives up page `i` of the block, a page of its own that `__free_pages(page, 0)`
+    /// frees.
+    pub(crate) fn page(&mut self, i: usize) -> NonNull<kernel::bindings::page> {
+        assert!(i < self.pages && self.kept & (1 << i) != 0);
+        self.kept &= !(1 << i);
+        // SAFETY: `i` is inside the block, whose `struct page`s are consecutive.
+        unsafe { self.first.add(i) }
+    }
+
+    /// Takes page `i` back (it was not used after [`SplitBlock::page`]).
+    pub(crate) fn keep(&mut self, i: usize) {
+        self.kept |= 1 << i;
+    }
+}
+
+impl Drop for SplitBlock {
+    fn drop(&mut self) {
+        for i in (0..self.pages).filter(|i| self.kept & (1 << i) != 0) {
+            // SAFETY: Page `i` is still the block's, a split page of its own.
+            unsafe { ffi::rslub_test_free_page(self.first.add(i).as_ptr().cast()) };
+        }
+    }
 }
 
 /// The `struct page` of `addr`, by the kernel's own `virt_to_page()`.
@@ -355,6 +412,35 @@ pub(crate) unsafe fn defer(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_voi
     to_result(unsafe { ffi::rslub_test_defer(f, arg) })
 }
 
+/// Marks the kernel log: what rslub reports from now to the end of the running test is
+/// the test's own doing (a double free it makes on purpose, flags it passes wrongly).
+/// `scripts/ktap.py` fails a run on every other report of rslub's, and on every report of
+/// the kernel's (oops, KASAN, WARNING, ...) wherever it is.
+pub(crate) fn expect_reports() {
+    /// # Safety
+    ///
+    /// None: only prints.
+    unsafe extern "C" fn end(_: *mut c_void) {
+        pr_info!("rslub-test: reports end\n");
+    }
+    pr_info!("rslub-test: reports expected\n");
+    // SAFETY: `end` only prints, fine at any test end.
+    if unsafe { defer(end, core::ptr::null_mut()) }.is_err() {
+        pr_info!("rslub-test: reports expected outside a test\n");
+    }
+}
+
+/// Makes `f` run in `rust/hook.c`'s replacement of `kmem_cache_destroy()` right before it
+/// calls the kernel's (`None`: nothing runs). One test at a time sets it, and clears it
+/// before it ends.
+pub(crate) fn set_before_destroy(
+    f: Option<unsafe extern "C" fn(*mut kernel::bindings::kmem_cache)>,
+) {
+    // SAFETY: A pointer-sized store to a test-only hook that only the running test sets;
+    // the replacement reads it once per call.
+    unsafe { core::ptr::write_volatile(&raw mut ffi::rslub_test_before_destroy, f) };
+}
+
 /// The NUMA node of `cpu` (`cpu_to_node()`).
 pub(crate) fn cpu_to_node(cpu: CpuId) -> u32 {
     // SAFETY: `cpu` is a valid CPU id.
@@ -491,6 +577,18 @@ impl KernelCache {
     pub(crate) unsafe fn free(&self, obj: usize) {
         // SAFETY: The caller's guarantee.
         unsafe { ffi::rslub_test_kc_free(self.0.as_ptr(), obj as *mut c_void) };
+    }
+
+    /// [`KernelCache::free`] with ftrace's recursion protection of this context already
+    /// taken (and its transition level), so that ftrace handlers fail to take it. Returns
+    /// false, freeing nothing, if it could not be taken.
+    ///
+    /// # Safety
+    ///
+    /// As for [`KernelCache::free`].
+    pub(crate) unsafe fn free_in_recursion(&self, obj: usize) -> bool {
+        // SAFETY: The caller's guarantee.
+        unsafe { ffi::rslub_test_kc_free_in_recursion(self.0.as_ptr(), obj as *mut c_void) }
     }
 
     /// `kmem_cache_free_bulk()`.
