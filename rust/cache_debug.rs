@@ -356,7 +356,7 @@ impl CacheCore {
     /// object's poison and red zone and every allocated object's red zone. Reports each
     /// problem; the slabs are left as they are. May sleep.
     pub(crate) fn validate(&self) -> Result<Validation> {
-        shim::run_on_each_cpu(&|| self.flush_this_cpu());
+        shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| self.flush_this_cpu());
         let words = self.layout.objects.div_ceil(64) as usize;
         let mut free = KVec::<u64>::with_capacity(words, GFP_KERNEL)?;
         free.resize(words, 0, GFP_KERNEL)?;

@@ -131,7 +131,7 @@ impl CacheCore {
                 a.add(1, Relaxed);
             }
         };
-        shim::run_on_each_cpu(&|| {
+        shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| {
             let _irq = IrqDisabled::new();
             // SAFETY: Interrupts are off: this CPU's copy is ours.
             let c = unsafe { &*self.cpu.this_cpu() };

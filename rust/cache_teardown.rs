@@ -115,7 +115,7 @@ impl CacheCore {
     /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
     /// while the cache is in use, and from memory reclaim; may sleep.
     pub(crate) fn shrink(&self) {
-        shim::run_on_each_cpu(&|| self.flush_this_cpu());
+        shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| self.flush_this_cpu());
         self.discard_empty_partials();
     }
 
@@ -127,9 +127,11 @@ impl CacheCore {
     /// # Safety
     ///
     /// No CPU may use the cache during or after the call, except to free objects still
-    /// allocated; CPU hotplug must not run concurrently.
+    /// allocated. CPU hotplug is held off for the whole of it: a CPU that came up or went
+    /// down between the flush and the walk below would be missed by both.
     pub(crate) unsafe fn shutdown(&self) -> LiveObjects {
-        shim::run_on_each_cpu(&|| self.flush_this_cpu());
+        let cpus = shim::CpusHeld::new();
+        shim::run_on_each_cpu(&cpus, &|| self.flush_this_cpu());
         for cpu in possible_cpus() {
             // SAFETY: Online CPUs were flushed above and offline ones cannot run, and no
             // CPU allocates from the cache any more (caller): the active slab is ours.
@@ -146,5 +148,6 @@ impl CacheCore {
         }
         inject!(self, Point::ShutdownFlushed);
         LiveObjects(self.discard_empty_partials())
+        // `cpus` drops here: hotplug may run again.
     }
 }

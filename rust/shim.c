@@ -153,7 +153,7 @@ void rslub_run_on_each_cpu(void (*fn)(void *), void *arg)
 	struct rslub_flush_work *f;
 	int cpu;
 
-	cpus_read_lock();
+	lockdep_assert_cpus_held();
 	mutex_lock(&rslub_flush_lock);
 	for_each_online_cpu(cpu) {
 		f = per_cpu_ptr(&rslub_flush, cpu);
@@ -165,7 +165,6 @@ void rslub_run_on_each_cpu(void (*fn)(void *), void *arg)
 	for_each_online_cpu(cpu)
 		flush_work(&per_cpu_ptr(&rslub_flush, cpu)->work);
 	mutex_unlock(&rslub_flush_lock);
-	cpus_read_unlock();
 }
 
 /*

@@ -11,11 +11,17 @@ mod tests {
     use crate::{
         common::{args, free, have_two_cpus},
         gfp::Gfp,
+        inject::{install, Point},
         registry::Cache,
+        shim::cpu_online,
         stats::Stat,
-        test_shim::{cpu_down, cpu_up, defer, node_of, pin_current, skip},
+        test_shim::{cpu_down, cpu_up, defer, node_of, pin_current, skip, usleep, Thread},
     };
-    use core::{ffi::c_void, ptr};
+    use core::{
+        ffi::c_void,
+        ptr,
+        sync::atomic::{AtomicBool, AtomicI32, Ordering::SeqCst},
+    };
     use kernel::cpu::CpuId;
 
     fn cpu(n: u32) -> CpuId {
@@ -77,5 +83,66 @@ mod tests {
         free(&c, y);
         pin_current(None).expect("unpin");
         assert!(c.destroy().is_ok());
+    }
+
+    /// Destruction holds CPU hotplug off from its flush of every online CPU to its count
+    /// of what is left: a CPU that went offline or came up in between would be flushed by
+    /// neither that flush nor the walk over the CPUs that follows it. CPU 1 is asked to
+    /// go offline at that instant (`ShutdownFlushed`); it must stay online until the
+    /// destruction is done, and go offline right after.
+    #[test]
+    fn destruction_holds_cpu_hotplug_off() {
+        if !have_two_cpus() {
+            return;
+        }
+        pin_current(Some(cpu(0))).expect("migrate");
+        let c = Cache::create(&args(c"rslub_test_hotplug_destroy", 256)).expect("cache");
+        let id = c.id();
+        let asked = AtomicBool::new(false);
+        let offline_during = AtomicBool::new(false);
+        let down = AtomicI32::new(1);
+        let offline = || {
+            for _ in 0..10_000 {
+                if asked.load(SeqCst) {
+                    break;
+                }
+                usleep(1000);
+            }
+            down.store(
+                cpu_down(cpu(1)).map_or_else(|e| e.to_errno(), |()| 0),
+                SeqCst,
+            );
+        };
+        let hook = |cache: usize, p: Point| {
+            if cache == id && p == Point::ShutdownFlushed {
+                asked.store(true, SeqCst);
+                // Long enough for the offlining to finish if nothing holds it off.
+                for _ in 0..500 {
+                    if !cpu_online(cpu(1)) {
+                        offline_during.store(true, SeqCst);
+                        break;
+                    }
+                    usleep(2000);
+                }
+            }
+            false
+        };
+        // SAFETY: `online_again` brings a CPU number back online; sound at any time.
+        unsafe { defer(online_again, ptr::without_provenance_mut(1)) }.expect("cleanup");
+        {
+            // SAFETY: `offline` lives until `t` is dropped, at the end of this block.
+            let t = unsafe { Thread::start(&offline, cpu(0)) }.expect("thread");
+            let _h = install(&hook).expect("hook");
+            assert!(c.destroy().is_ok());
+            drop(t);
+        }
+        pin_current(None).expect("unpin");
+        if down.load(SeqCst) != 0 {
+            skip(c"CPU 1 cannot go offline here (remove_cpu() failed)");
+            return;
+        }
+        assert!(asked.load(SeqCst));
+        assert!(!offline_during.load(SeqCst));
+        cpu_up(cpu(1)).expect("online");
     }
 }
