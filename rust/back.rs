@@ -39,7 +39,12 @@ mod ffi {
     extern "C" {
         pub(super) fn rslub_hook_init() -> c_int;
         pub(super) fn rslub_hook_exit();
-        pub(super) fn rslub_hook_back(kc: *mut bindings::kmem_cache, rc: *mut c_void) -> c_int;
+        pub(super) fn rslub_hook_quiesce();
+        pub(super) fn rslub_hook_back(
+            kc: *const *mut bindings::kmem_cache,
+            rc: *const *mut c_void,
+            n: c_int,
+        ) -> c_int;
         pub(super) fn rslub_hook_unback(kc: *mut bindings::kmem_cache) -> *mut c_void;
         pub(super) fn rslub_kc_info(
             kc: *mut bindings::kmem_cache,
@@ -196,11 +201,20 @@ pub(crate) unsafe fn init() {
     unsafe { BACK.init() };
 }
 
-/// Backs `kc` with a new rslub cache of the same name, object size, alignment and
-/// constructor. Refuses, with a message and changing nothing, a cache rslub cannot serve
-/// (`EINVAL`), one already backed or still draining (`EEXIST`).
-pub(crate) fn back(kc: KmemCache) -> Result {
-    let mut st = BACK.lock();
+/// A kernel cache that passed the checks, with the rslub cache that is to serve it: no
+/// allocation has reached that cache yet, so dropping it loses nothing.
+struct Prepared {
+    kc: KmemCache,
+    cache: Cache,
+    /// The kernel cache's flags, for the message.
+    flags: c_ulong,
+}
+
+/// Checks that rslub can serve `kc` and makes the rslub cache of the same name, object
+/// size, alignment and constructor, reserving room for it in `st`. Refuses, with a
+/// message and changing nothing, a cache rslub cannot serve (`EINVAL`), one already
+/// backed or still draining (`EEXIST`).
+fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
     let (mut size, mut align, mut flags) = (0, 0, 0);
     let mut ctor = None;
     let mut name = ptr::null();
@@ -238,27 +252,63 @@ pub(crate) fn back(kc: KmemCache) -> Result {
     .inspect_err(|e| {
         pr_err!("cannot back {name}: no rslub cache of that name ({e:?}; still draining?)\n")
     })?;
-    hook(&mut st)?;
-    let core: *const CacheCore = &*cache;
-    // SAFETY: `kc` is live; `core` stays live until unbacked and drained.
-    let r = to_result(unsafe { ffi::rslub_hook_back(kc.as_ptr(), core.cast_mut().cast()) });
+    Ok(Prepared { kc, cache, flags })
+}
+
+/// Backs every cache of `prepared`, or none: the hooks are registered, the table takes
+/// all of them in one step (or refuses all), and only then do allocations reach them.
+/// On failure the rslub caches are destroyed (nothing was allocated from them) and the
+/// hooks go if nothing else needs them.
+fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
+    let mut kcs = KVec::with_capacity(prepared.len(), GFP_KERNEL)?;
+    let mut rcs = KVec::with_capacity(prepared.len(), GFP_KERNEL)?;
+    for p in prepared.iter() {
+        let core: *const CacheCore = &*p.cache;
+        kcs.push(p.kc.as_ptr(), GFP_KERNEL)?;
+        rcs.push(core.cast_mut().cast::<c_void>(), GFP_KERNEL)?;
+    }
+    let r = hook(st).and_then(|()| {
+        // SAFETY: Every `kc` is live; every `rc` stays live until unbacked and drained
+        // (the list below keeps it). The arrays hold `len` entries each.
+        to_result(unsafe { ffi::rslub_hook_back(kcs.as_ptr(), rcs.as_ptr(), kcs.len() as c_int) })
+    });
     if let Err(e) = r {
-        pr_err!("cannot back {name}: {e:?}\n");
-        drop(cache);
-        unhook_if_idle(&mut st);
+        pr_err!("cannot back the caches asked for: {e:?}\n");
+        drop(prepared);
+        unhook_if_idle(st);
         return Err(e);
     }
-    // Cannot fail: room was reserved above.
-    st.list.push(
-        Backing {
-            kc,
-            cache,
-            draining: false,
-        },
-        GFP_KERNEL,
-    )?;
-    pr_info!("backing {name} ({size} bytes, align {align}, flags {flags:#x})\n");
+    for p in prepared {
+        let l = p.cache.layout();
+        pr_info!(
+            "backing {} ({} bytes, align {}, flags {:#x})\n",
+            p.cache.name(),
+            l.object_size,
+            l.align,
+            p.flags
+        );
+        // Cannot fail: `prepare` reserved room for each (`State::list` only shrinks
+        // under the lock, which the caller holds since).
+        st.list.push(
+            Backing {
+                kc: p.kc,
+                cache: p.cache,
+                draining: false,
+            },
+            GFP_KERNEL,
+        )?;
+    }
     Ok(())
+}
+
+/// Backs `kc` with a new rslub cache of the same name, object size, alignment and
+/// constructor (see [`prepare`] for the refusals).
+pub(crate) fn back(kc: KmemCache) -> Result {
+    let mut st = BACK.lock();
+    let p = prepare(&mut st, kc)?;
+    let mut one = KVec::with_capacity(1, GFP_KERNEL)?;
+    one.push(p, GFP_KERNEL)?;
+    publish(&mut st, one)
 }
 
 /// Stops backing `kc`: its allocations go to the kernel from now on. Returns the
@@ -336,16 +386,22 @@ pub(crate) fn backings() -> usize {
     BACK.lock().list.len()
 }
 
-/// Backs the kernel cache named `name` (see [`back`]). The kernel's list of caches is not
-/// exported: a cache the kernel exports a pointer to (the skb caches) is found at once;
-/// any other when it next allocates, and a name that allocates nothing for a second is
-/// refused with `ENOENT` (unknown, or idle), with a message saying so.
+/// Backs the kernel cache named `name` (see [`back`] and [`find`]).
 pub(crate) fn back_name(name: &CStr) -> Result {
+    back(find(name)?)
+}
+
+/// The kernel cache named `name`. The kernel's list of caches is not exported: a cache
+/// the kernel exports a pointer to (the skb caches) is found at once; any other when it
+/// next allocates, and a name that allocates nothing for a second is refused with
+/// `ENOENT` (unknown, or idle), with a message saying so. Registers the hooks while it
+/// looks, and leaves them as it found them.
+fn find(name: &CStr) -> Result<KmemCache> {
     // SAFETY: `name` is a valid C string.
     if let Some(kc) = NonNull::new(unsafe { ffi::rslub_kc_known(name.as_char_ptr()) }) {
         // SAFETY: The kernel's own long-lived caches, destroyed only through the hooked
         // `kmem_cache_destroy()`, which unbacks first.
-        return back(unsafe { KmemCache::from_raw(kc) });
+        return Ok(unsafe { KmemCache::from_raw(kc) });
     }
     let owned = kernel::str::CString::try_from(name)?;
     let slot = {
@@ -372,21 +428,20 @@ pub(crate) fn back_name(name: &CStr) -> Result {
     }
     // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads `owned`.
     unsafe { ffi::rslub_hook_unwatch(slot) };
-    let r = match NonNull::new(seen) {
+    let mut st = BACK.lock();
+    st.watching -= 1;
+    unhook_if_idle(&mut st);
+    match NonNull::new(seen) {
         // SAFETY: A cache that allocated an instant ago; its owner must not destroy it
         // while it is being backed (and destruction later unbacks it: see the hooks).
-        Some(kc) => back(unsafe { KmemCache::from_raw(kc) }),
+        Some(kc) => Ok(unsafe { KmemCache::from_raw(kc) }),
         None => {
             pr_err!(
                 "cannot back {name}: no cache of that name allocated within {SEEN_WITHIN_MS} ms (unknown, or idle)\n"
             );
             Err(ENOENT)
         }
-    };
-    let mut st = BACK.lock();
-    st.watching -= 1;
-    unhook_if_idle(&mut st);
-    r
+    }
 }
 
 /// Stops backing the cache named `name` (see [`unback`]).
@@ -405,23 +460,27 @@ pub(crate) fn unback_name(name: &CStr) -> Result<u64> {
     unback(kc)
 }
 
-/// Backs every cache of `names` (comma-separated); on the first refusal, unbacks those it
-/// backed and fails with that refusal.
+/// Backs every cache of `names` (comma-separated), or none: each is found and checked,
+/// and its rslub cache made, before any is backed ([`publish`]). On the first refusal
+/// nothing was backed, so no object of rslub's is out there: a load that fails on it
+/// leaves no hook and nothing that points into the module.
 pub(crate) fn back_all(names: &CStr) -> Result {
     let s = names.to_str().map_err(|_| EINVAL)?;
-    let mut done: KVec<kernel::str::CString> = KVec::new();
+    let mut prepared: KVec<Prepared> = KVec::new();
     for n in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let c = kernel::str::CString::try_from_fmt(fmt!("{n}"))?;
-        if let Err(e) = back_name(&c) {
-            for d in done.iter() {
-                let _ = unback_name(d);
-            }
-            release_drained();
-            return Err(e);
+        let kc = find(&c)?;
+        if prepared.iter().any(|p| p.kc == kc) {
+            pr_err!("cannot back {n}: named twice\n");
+            return Err(EINVAL);
         }
-        done.push(c, GFP_KERNEL)?;
+        let p = prepare(&mut BACK.lock(), kc)?;
+        prepared.push(p, GFP_KERNEL)?;
     }
-    Ok(())
+    if prepared.is_empty() {
+        return Ok(());
+    }
+    publish(&mut BACK.lock(), prepared)
 }
 
 /// When the module goes away: nothing can be backed or draining by then (the hooks hold
@@ -431,6 +490,9 @@ pub(crate) fn exit() {
     if !st.list.is_empty() {
         pr_err!("unloading while caches are backed or draining: their objects are leaked\n");
     }
+    drop(st);
+    // SAFETY: No precondition; may sleep, as module exit may.
+    unsafe { ffi::rslub_hook_quiesce() };
 }
 
 /// What the `back` debugfs file shows: one line per backed or draining cache.

@@ -42,7 +42,8 @@ void rslub_back_destroying(struct kmem_cache *kc);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
-int rslub_hook_back(struct kmem_cache *kc, void *rc);
+void rslub_hook_quiesce(void);
+int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n);
 void *rslub_hook_unback(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
@@ -141,13 +142,34 @@ static __always_inline void *rslub_foreign(const void *x)
  * through). rslub_get()/rslub_put() keep the rslub cache alive across the call. A free
  * was only redirected for an object rslub owns, which stays so while it is live.
  */
+/*
+ * The module's lifetime across a replacement: a replacement is reached only while the
+ * hooks are registered, which hold a module reference (rslub_hook_init()); removing them
+ * waits, in unregister_ftrace_function(), for every task that was between the handler and
+ * its first voluntary sleep (RCU Tasks), so a replacement may take a reference of its own
+ * before it sleeps. While it holds a slot (rslub_get()) the slot's cache is backed and
+ * the hooks stay. Where it sleeps without a slot (the kernel's function for a cache
+ * unbacked meanwhile, the kernel's kmem_cache_destroy()) it holds the module itself:
+ * otherwise unbacking elsewhere could drop the last reference and rmmod free the text it
+ * sleeps in. After its last put only its return is left, which module exit waits for
+ * (rslub_hook_quiesce()).
+ */
+#define RSLUB_HOLDING_MODULE(expr)	\
+	({				\
+		typeof(expr) __r;	\
+		__module_get(THIS_MODULE);	\
+		__r = (expr);		\
+		module_put(THIS_MODULE);	\
+		__r;			\
+	})
+
 static notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	struct rslub_backing *b = rslub_get(s);
 	void *p;
 
 	if (!b)
-		return kmem_cache_alloc_noprof(s, gfp);
+		return RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
 	p = rslub_cache_alloc(b->rc, gfp);
 	rslub_put(b);
 	return p;
@@ -165,7 +187,7 @@ static notrace void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int nod
 	void *p;
 
 	if (!b)
-		return kmem_cache_alloc_node_noprof(s, gfp, node);
+		return RSLUB_HOLDING_MODULE(kmem_cache_alloc_node_noprof(s, gfp, node));
 	p = rslub_cache_alloc_node(b->rc, gfp, node);
 	rslub_put(b);
 	return p;
@@ -177,7 +199,7 @@ static notrace bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t s
 	int n;
 
 	if (!b)
-		return kmem_cache_alloc_bulk_noprof(s, gfp, size, p);
+		return RSLUB_HOLDING_MODULE(kmem_cache_alloc_bulk_noprof(s, gfp, size, p));
 	n = rslub_cache_alloc_bulk(b->rc, gfp, size, p);
 	rslub_put(b);
 	return n != 0;
@@ -223,11 +245,27 @@ static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size,
 	return n;
 }
 
+#ifdef RSLUB_INJECT
+/* Test-only: called by rslub_r_destroy() right before the kernel's kmem_cache_destroy(). */
+void (*rslub_test_before_destroy)(struct kmem_cache *s);
+#endif
+
 static notrace void rslub_r_destroy(struct kmem_cache *s)
 {
+	/*
+	 * Unbacking may remove the hooks and with them the module reference they held (the
+	 * last one, for all it knows): hold one until the kernel's destroy, which sleeps,
+	 * has returned.
+	 */
+	__module_get(THIS_MODULE);
 	/* Stop backing first: the table must not keep a pointer to a freed cache. */
 	rslub_back_destroying(s);
+#ifdef RSLUB_INJECT
+	if (rslub_test_before_destroy)
+		rslub_test_before_destroy(s);
+#endif
 	kmem_cache_destroy(s);
+	module_put(THIS_MODULE);
 }
 
 static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
@@ -295,30 +333,42 @@ static __always_inline bool rslub_any_foreign(size_t n, void **p)
 /*
  * The allocation entry points of a backed cache go to rslub's; a free, ksize() or
  * krealloc() of an rslub object to rslub's; everything else runs the kernel's function.
- * Runs with preemption off (ftrace), so rslub_hook_unback()'s synchronize_rcu() waits
- * for it. @ip is the function's ftrace call site: its first instruction after any ENDBR.
+ * Runs with preemption off, so rslub_hook_unback()'s synchronize_rcu() waits for it.
+ * @ip is the function's ftrace call site: its first instruction after any ENDBR.
+ *
+ * The handler calls no hooked function, so it never recurses into itself; ftrace's
+ * recursion protection fails only when the hooked function was called by another
+ * tracer's handler in this context (or where RCU is not watching). Then the allocation
+ * entry points run the kernel's function (correct for any cache: the object is the
+ * kernel's and goes back to it), but an rslub object still goes to rslub: the kernel's
+ * kfree() or kmem_cache_free() cannot free it (it warns and leaks it), ksize() would
+ * not know its size.
  */
 static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
 	unsigned long fn = ftrace_get_symaddr(ip), to = 0;
+	bool alloc = true;
 	int bit;
 
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (bit < 0)
-		return;
+	if (unlikely(bit < 0)) {
+		/* The trylock disables preemption only when it succeeds. */
+		preempt_disable_notrace();
+		alloc = false;
+	}
 	if (fn == (unsigned long)kfree)
 		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_kfree);
 	else if (fn == (unsigned long)kmem_cache_free)
 		to = RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
 	else if (fn == (unsigned long)kmem_cache_alloc_noprof)
-		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
+		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
 	else if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
-		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
+		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
 	else if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
-		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
+		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
 	else if (fn == (unsigned long)kmem_cache_alloc_bulk_noprof)
-		to = RSLUB_TO(rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
+		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
 	else if (fn == (unsigned long)kmem_cache_free_bulk)
 		to = RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
 	else if (fn == (unsigned long)ksize)
@@ -330,7 +380,10 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 		to = RSLUB_TO(rslub_lookup(ARGP(0)), rslub_r_destroy);
 	if (to)
 		ftrace_regs_set_instruction_pointer(fregs, to);
-	ftrace_test_recursion_unlock(bit);
+	if (likely(bit >= 0))
+		ftrace_test_recursion_unlock(bit);
+	else
+		preempt_enable_notrace();
 }
 
 /*
@@ -380,36 +433,67 @@ out:
 	return ret;
 }
 
+/* Whether the hooks were ever registered since the module was loaded. */
+static bool rslub_hooks_used;
+
 /* Removes the hooks; no backed cache and no object of one may be left. */
 void rslub_hook_exit(void)
 {
 	unregister_ftrace_function(&rslub_hook_ops);
 	ftrace_free_filter(&rslub_hook_ops);
+	WRITE_ONCE(rslub_hooks_used, true);
 	module_put(THIS_MODULE);
 }
 
-/* Backs @kc with rslub cache @rc: 0, -EEXIST (already backed) or -ENOSPC. */
-int rslub_hook_back(struct kmem_cache *kc, void *rc)
+/*
+ * At module exit: waits until no task is left in a replacement's last instructions after
+ * its module_put() (a task preempted there has not slept voluntarily since: RCU Tasks
+ * waits for it).
+ */
+void rslub_hook_quiesce(void)
 {
-	int i, free = -1, ret = 0;
+	if (READ_ONCE(rslub_hooks_used))
+		synchronize_rcu_tasks();
+}
+
+/*
+ * Backs each @kc[i] with rslub cache @rc[i], all @n of them or none: 0, -EEXIST (one is
+ * backed already, or named twice) or -ENOSPC (not enough free slots).
+ */
+int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n)
+{
+	int i, j, free = 0, ret = 0;
 
 	mutex_lock(&rslub_backed_lock);
-	for (i = 0; i < RSLUB_MAX_BACKED; i++) {
-		if (rslub_backed[i].kc == kc) {
-			ret = -EEXIST;
-			goto out;
+	for (j = 0; j < n; j++) {
+		for (i = 0; i < j; i++) {
+			if (kc[i] == kc[j]) {
+				ret = -EEXIST;
+				goto out;
+			}
 		}
-		if (!rslub_backed[i].kc && free < 0)
-			free = i;
+		for (i = 0; i < RSLUB_MAX_BACKED; i++) {
+			if (rslub_backed[i].kc == kc[j]) {
+				ret = -EEXIST;
+				goto out;
+			}
+		}
 	}
-	if (free < 0) {
+	for (i = 0; i < RSLUB_MAX_BACKED; i++)
+		free += !rslub_backed[i].kc;
+	if (free < n) {
 		ret = -ENOSPC;
 		goto out;
 	}
-	WRITE_ONCE(rslub_backed[free].rc, rc);
-	smp_store_release(&rslub_backed[free].kc, kc);
-	if (free >= rslub_backed_end)
-		WRITE_ONCE(rslub_backed_end, free + 1);
+	for (i = 0, j = 0; j < n; i++) {
+		if (rslub_backed[i].kc)
+			continue;
+		WRITE_ONCE(rslub_backed[i].rc, rc[j]);
+		smp_store_release(&rslub_backed[i].kc, kc[j]);
+		if (i >= rslub_backed_end)
+			WRITE_ONCE(rslub_backed_end, i + 1);
+		j++;
+	}
 out:
 	mutex_unlock(&rslub_backed_lock);
 	return ret;

@@ -22,11 +22,11 @@ mod tests {
         slab,
         test_shim::{
             kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, krealloc, ksize,
-            module_refcount, msleep, on_slab_page, read_file, skip, write_file, KernelCache,
-            Thread,
+            module_refcount, msleep, on_slab_page, read_file, set_before_destroy, skip, write_file,
+            KernelCache, Thread,
         },
     };
-    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use core::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
     use kernel::{bindings, error::code::*};
 
     const SIZE: u32 = 200;
@@ -101,6 +101,57 @@ mod tests {
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
         assert_eq!(module_refcount(), refs);
+    }
+
+    /// The module's references when the kernel's `kmem_cache_destroy()` was about to run.
+    static REFS_IN_DESTROY: AtomicI32 = AtomicI32::new(-1);
+
+    /// # Safety
+    ///
+    /// None: only reads the module's reference count.
+    unsafe extern "C" fn record_refs(_: *mut bindings::kmem_cache) {
+        REFS_IN_DESTROY.store(module_refcount(), Relaxed);
+    }
+
+    /// Destroying a backed cache through `kmem_cache_destroy()` unbacks it first, which
+    /// may remove the hooks and drop the module reference they held (the last one, when
+    /// no other cache is backed); the replacement then sleeps in the kernel's destroy, in
+    /// module text. It must hold the module itself until that returns.
+    #[test]
+    fn destroying_a_backed_cache_holds_the_module_until_the_kernel_is_done() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_destroy", SIZE, 0, 0, None).expect("kmem_cache");
+        let refs = module_refcount();
+        back::back(handle(&kc)).expect("back");
+        REFS_IN_DESTROY.store(-1, Relaxed);
+        set_before_destroy(Some(record_refs));
+        drop(kc);
+        set_before_destroy(None);
+        // Unbacked (the hooks' reference gone if this was the only backing), and one
+        // reference of the replacement's own.
+        assert_eq!(REFS_IN_DESTROY.load(Relaxed), refs + 1);
+        assert_eq!(back::backings(), base);
+        assert_eq!(module_refcount(), refs);
+    }
+
+    /// A free of an rslub object reaches rslub even when the hook cannot take ftrace's
+    /// recursion protection (another tracer's handler freeing in the same context): the
+    /// kernel's `kmem_cache_free()` must never get an object of rslub's, which it cannot
+    /// free (it warns that the object is not on a slab page, and leaks it).
+    #[test]
+    fn a_free_in_ftrace_recursion_still_reaches_rslub() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_recursion", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let p = kc.alloc(Gfp::KERNEL);
+        assert!(p != 0 && rslub_owns(p));
+        // SAFETY: `p` was allocated from `kc` above and is freed once.
+        assert!(unsafe { kc.free_in_recursion(p) });
+        // Freed to rslub: unbacking finds no live object.
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::backings(), base);
     }
 
     /// The other ways an object is freed or measured: `ksize()`, `krealloc()` (to a larger
