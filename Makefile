@@ -19,13 +19,14 @@
 #   make clean   remove the module builds and test logs from the cache folder
 #
 # Variables: VARIANT=default|debug  CPUS=4  NODES=2  PARAMS=  APPEND=  ACCEL=auto|kvm|tcg
+#            SUITE= (test: a glob of suite names; only those run and count)
 #            STRESS=3 (seconds of the all-CPU stress suite; make stress: 300)
 #            KDIR= (a built Rust-enabled tree)  KSRC= (a source tree)  RSLUB_CACHE=
 #
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS
+export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE
 
 .PHONY: all setup kernel modules modules_install test stress run shell check bench clean
 all: modules

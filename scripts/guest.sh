@@ -14,6 +14,7 @@
 #                                       rslub's statistics for them, unback, drain, rmmod
 #
 # RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
+# RSLUB_SUITES (test): the suites to run, space-separated (vm.sh's SUITE); all if unset.
 set -uo pipefail
 mode=$1 rundir=$2 moddir=$3 params=${4:-} back=${5:-}
 scripts=$(cd "$(dirname "$0")" && pwd)
@@ -92,6 +93,8 @@ fi
 
 # --- test mode: the load checks, written as a KTAP suite --------------------------------
 mkdir -p "$rundir/ktap"
+# wanted SUITE: whether SUITE is to run.
+wanted() { [ -z "${RSLUB_SUITES+x}" ] || [[ " $RSLUB_SUITES " == *" $1 "* ]]; }
 # scripts/ktap.py scans the kernel log for reports from this line on: the boot is not
 # under test.
 echo "rslub-test: checks begin" > /dev/kmsg
@@ -185,6 +188,7 @@ back_real_cache() {
 	echo "$cache: $n allocations served by rslub"
 }
 
+if wanted rslub_load; then
 check load_with_defaults load_ok "loaded: max_order=3 min_order=0 min_objects="
 check load_with_params load_ok "loaded: max_order=4 min_order=1 min_objects=16 min_partial=7" \
 	max_order=4 min_order=1 min_objects=16 min_partial=7
@@ -227,6 +231,34 @@ refuse_typesafe_by_rcu() {
 	return "$r"
 }
 check reject_cache_rslub_cannot_serve refuse_typesafe_by_rcu
+# failed_load_leaves_no_hook: back= with a cache rslub serves and then one it refuses (the
+# same name twice; a name nothing allocates) fails the load while TCP traffic allocates
+# from the first: nothing may have been backed, no hook may stay behind pointing into the
+# freed module, and the traffic goes on intact for 10 s after each refusal.
+failed_load_leaves_no_hook() {
+	local stop=$rundir/stop-failed-load first=${back%%,*} names r=0
+	rm -f "$stop"
+	python3 "$scripts/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
+	local t=$!
+	sleep 1
+	for names in "$first,$first" "$first,rslub_no_such_cache"; do
+		mark_log
+		if insmod "$moddir/rslub.ko" back=$names 2>/dev/null; then
+			echo "insmod back=$names succeeded"; rmmod rslub; r=1; continue
+		fi
+		new_log | grep -q "invalid parameter back=$names" ||
+			{ echo "log lacks 'invalid parameter back=$names':"; new_log; r=1; }
+		new_log | grep -q "backing $first" && { echo "$first was backed:"; new_log; r=1; }
+		grep -q '^rslub ' /proc/modules && { echo "rslub is still loaded"; r=1; }
+		sleep 10
+		echo "back=$names: load refused, nothing backed, traffic went on for 10 s"
+	done
+	touch "$stop"
+	wait "$t" || r=1
+	cat "$rundir/traffic-failed-load.out"
+	return "$r"
+}
+check failed_load_leaves_no_hook failed_load_leaves_no_hook
 # debug= (slub_debug's letters, then cache names): an unknown letter fails the load.
 check load_with_debug load_ok "loaded: max_order=3 .* debug=FZPU,rslub_x" "debug=FZPU,rslub_x*"
 check reject_unknown_debug_flag load_fails "invalid parameter debug: unknown flag 'X'" debug=FX
@@ -279,6 +311,7 @@ check whatif_matches_the_host_command whatif_matches_the_host_command
 check back_names_cache_then_unback_and_unload back_real_cache
 
 write_suite rslub_load
+fi
 
 # --- the KUnit module: its suites run while it loads, with the caches $back backed by it
 # while TCP and unix-socket traffic flows over loopback (scripts/traffic.py); then the
@@ -362,16 +395,37 @@ slabinfo_reads_the_tree() {
 	echo "activity over 1 s: $line (allocations since the suites began: $total)"
 	[ "$delta" -lt "$total" ] || { echo "the interval view shows the totals"; return 1; }
 }
+# backed_caches_sound: after the suites' traffic, no backed cache counted a debug error or
+# a corrupted free pointer, and a walk of its slabs (validate) finds no error.
+backed_caches_sound() {
+	local c dir f e v r=0
+	for c in ${back//,/ }; do
+		dir=/sys/kernel/debug/rslub_kunit/$c
+		for f in debug_errors freelist_corrupt; do
+			e=$(cut -d' ' -f1 "$dir/$f") || { r=1; continue; }
+			[ "$e" = 0 ] || { echo "$c: $f is $e"; r=1; }
+		done
+		v=$(cat "$dir/validate") || { r=1; continue; }
+		echo "$c: validate: $v"
+		[[ "$v" =~ ^slabs\ [1-9][0-9]*\ .*\ errors\ 0$ ]] || { echo "$c: validate found errors or no slab"; r=1; }
+	done
+	return "$r"
+}
 # unback_drain_unload: after unbacking, in-flight skbs drain back to rslub, then rmmod.
 unback_drain_unload() {
 	unback_and_drain "$d" "$back" || return 1
 	rmmod rslub_kunit || { echo "rmmod rslub_kunit failed"; return 1; }
 }
-check suites_ran_with_caches_backed served_during_suites
-check loopback_traffic_echoed_intact traffic_intact
-check slabinfo_reads_the_tree slabinfo_reads_the_tree
-check unback_drain_and_unload unback_drain_unload
-write_suite rslub_traffic
+if wanted rslub_traffic; then
+	check suites_ran_with_caches_backed served_during_suites
+	check loopback_traffic_echoed_intact traffic_intact
+	check backed_caches_are_sound backed_caches_sound
+	check slabinfo_reads_the_tree slabinfo_reads_the_tree
+	check unback_drain_and_unload unback_drain_unload
+	write_suite rslub_traffic
+else
+	unback_drain_unload > /dev/null || echo "guest: unbacking and unloading failed" >> "$rundir/guest.log"
+fi
 lsmod | grep -q '^rslub_kunit' && rmmod rslub_kunit 2>> "$rundir/guest.log"
 dmesg > "$rundir/dmesg"
 echo 0 > "$rundir/done"

@@ -14,7 +14,8 @@
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
 # options, passed through virtme-ng), UPDATE_README (1: a green test run writes its count
-# into README.md).
+# into README.md), SUITE (test: a glob of suite names, as KUnit's filter_glob takes it;
+# only the matching suites run and count: a quick check of one change; CI runs all).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -183,6 +184,20 @@ esac
 # load checks done by scripts/guest.sh.
 mapfile -t suites < <(sed -n 's/^#\[kunit_tests(\([a-z0-9_]*\))\]/\1/p' "$RSLUB_TOP"/tests-kunit/*.rs | sort -u)
 suites+=(rslub_load rslub_traffic)
+# SUITE=GLOB: only the matching suites (KUnit filters its own by kunit.filter_glob; the
+# guest skips the load and traffic checks that do not match).
+SUITE=${SUITE:-}
+if [ -n "$SUITE" ]; then
+	[[ "$SUITE" =~ ^[A-Za-z0-9_*?.-]+$ ]] || die "SUITE=$SUITE: a glob of suite names"
+	picked=()
+	for s in "${suites[@]}"; do
+		# shellcheck disable=SC2053 # SUITE is a glob
+		[[ "$s" == ${SUITE%%.*} ]] && picked+=("$s")
+	done
+	[ "${#picked[@]}" -gt 0 ] || die "SUITE=$SUITE matches no suite (${suites[*]})"
+	suites=("${picked[@]}")
+	vng+=(--append "kunit.filter_glob=$SUITE")
+fi
 
 # The suites run with the skb caches backed while the guest sends TCP and unix-socket
 # traffic over loopback.
@@ -196,7 +211,7 @@ while :; do
 	log "test: $where; suites: ${suites[*]}; backed during the suites: $suite_back"
 	set +e
 	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" --append "rslub.max_order=2" \
-		--exec "$RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS $suite_back" \
+		--exec "RSLUB_SUITES='${suites[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS $suite_back" \
 		</dev/null > "$rundir/vng.log" 2>&1
 	rc=$?
 	set -e

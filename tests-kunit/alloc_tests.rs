@@ -8,6 +8,7 @@ use kernel::prelude::*;
 
 #[kunit_tests(rslub_alloc)]
 mod tests {
+    use crate::test_shim::expect_reports;
     use crate::{
         cache::{CacheArgs, Ctor, RemoteWalk, NO_NODE},
         common::{args, hardened, slabs},
@@ -585,6 +586,8 @@ mod tests {
 
     #[test]
     fn destroy_with_live_objects_reports_and_keeps_them() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         let c = Cache::create(&args(c"rslub_test_leak", 128)).expect("cache");
         let a = c.alloc(Gfp::KERNEL).expect("object");
         let b = c.alloc(Gfp::KERNEL).expect("object");
@@ -666,6 +669,8 @@ mod tests {
     /// after the cut stay out for good: destruction finds them still allocated.
     #[test]
     fn an_overwritten_free_pointer_is_caught() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         if !hardened() {
             return;
         }

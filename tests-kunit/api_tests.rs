@@ -7,6 +7,7 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_api)]
 mod tests {
     use crate::api::*;
+    use crate::test_shim::expect_reports;
     use core::{ffi::c_void, ptr};
     use kernel::{bindings, error::code::*, str::CStrExt};
 
@@ -20,6 +21,8 @@ mod tests {
 
     #[test]
     fn create_alloc_free_destroy() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         // SAFETY: a valid name and no constructor.
         let s = unsafe { rslub_cache_create(c"rslub_test_c".as_char_ptr(), 72, 8, 0, None) };
         assert_eq!(err_of(s), None);
@@ -122,6 +125,8 @@ mod tests {
     /// double free and a free into the wrong cache are caught and change nothing.
     #[test]
     fn debug_flags_catch_misuse() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         const RSLUB_DEBUG_SANITY: u32 = 0x2;
         const RSLUB_DEBUG_RED_ZONE: u32 = 0x4;
         // SAFETY: valid names, no constructor.

@@ -10,6 +10,7 @@ use kernel::prelude::*;
 
 #[kunit_tests(rslub_debug)]
 mod tests {
+    use crate::test_shim::expect_reports;
     use crate::{
         common::{alloc_n, args, free, free_all, hardened},
         debug::{Problem, Spec, POISON, RED_ZONE, SANITY, STORE_USER},
@@ -134,6 +135,8 @@ mod tests {
 
     #[test]
     fn double_free_is_reported_and_not_done() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         for (name, flags) in [
             (c"rslub_test_dfree_f", SANITY),
             (c"rslub_test_dfree_z", RED_ZONE),
@@ -159,6 +162,8 @@ mod tests {
 
     #[test]
     fn free_of_another_caches_object_is_reported() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         // Caught by the debug free path, and by the slow path of an ordinary cache.
         for flags in [SANITY, 0] {
             let c = debug_cache(c"rslub_test_wrong_a", 64, flags);
@@ -180,6 +185,8 @@ mod tests {
 
     #[test]
     fn free_of_a_pointer_in_no_rslub_slab_is_reported() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         for flags in [SANITY, 0] {
             let c = debug_cache(c"rslub_test_notslab", 64, flags);
             let mine = alloc_n(&c, 2, -1);
@@ -199,6 +206,8 @@ mod tests {
 
     #[test]
     fn free_of_the_middle_of_an_object_is_reported() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         let c = debug_cache(c"rslub_test_middle", 64, SANITY);
         let objs = alloc_n(&c, 2, -1);
         let before = errors(&c);
@@ -213,6 +222,8 @@ mod tests {
 
     #[test]
     fn a_write_past_the_object_is_caught_at_free() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         let c = debug_cache(c"rslub_test_redzone", 61, RED_ZONE | STORE_USER);
         let objs = alloc_n(&c, 3, -1);
         let bad = objs[1];
@@ -231,6 +242,8 @@ mod tests {
 
     #[test]
     fn a_write_into_a_free_object_is_caught_at_allocation() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         let c = debug_cache(c"rslub_test_poison", 128, POISON);
         let objs = alloc_n(&c, 3, -1);
         let victim = objs[1];
@@ -252,6 +265,8 @@ mod tests {
 
     #[test]
     fn a_corrupted_free_list_is_caught() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         if !hardened() {
             return;
         }
@@ -293,6 +308,8 @@ mod tests {
 
     #[test]
     fn validate_walks_every_slab_and_finds_corruption() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         if !hardened() {
             return;
         }
@@ -330,6 +347,8 @@ mod tests {
 
     #[test]
     fn debug_caches_serve_bulk_and_node_requests() {
+        // It provokes rslub's reports on purpose.
+        expect_reports();
         let c = debug_cache(c"rslub_test_dbgbulk", 200, FZPU);
         let mut out = [core::ptr::null_mut(); 40];
         c.alloc_bulk(Gfp::KERNEL, &mut out).expect("objects");

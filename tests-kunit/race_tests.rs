@@ -54,11 +54,13 @@ mod tests {
         assert!(unsafe { mm::slab_of(x as *const u8) != mm::slab_of(y as *const u8) });
 
         let step = AtomicU32::new(0);
+        let moved_to = AtomicU32::new(u32::MAX);
         let id = c.id();
         let hook = |cache: usize, p: Point| {
             if cache == id {
                 if p == Point::FreeTidRead && step.compare_exchange(0, 1, SeqCst, SeqCst).is_ok() {
                     move_to(b);
+                    moved_to.store(CpuId::current().as_u32(), SeqCst);
                 } else if p == Point::FreeSlabRead
                     && step.compare_exchange(1, 2, SeqCst, SeqCst).is_ok()
                 {
@@ -77,7 +79,13 @@ mod tests {
         let checked = c.check_this_cpu();
         let d = c.stats().since(&before);
         pin_current(None).expect("unpin");
-        assert!(step.load(SeqCst) >= 1);
+        // The interleaving happened: the transaction id was read on A, and the task ran
+        // on B before the active slab was read.
+        assert_eq!(moved_to.load(SeqCst), b.as_u32());
+        // The slab compared was A's (read through A's copy), which does not hold `x`:
+        // the free left the fast path before `FreeSlabRead`. Step 2 is reached only if
+        // the slab is read from another CPU's copy than the transaction id.
+        assert_eq!(step.load(SeqCst), 1);
         if checked.is_err() {
             // The cache is corrupt: destroying it would free a slab with a live object.
             core::mem::forget(c);
@@ -113,12 +121,14 @@ mod tests {
         assert_eq!(node_of(on_a), 0);
 
         let step = AtomicU32::new(0);
+        let moved_to = AtomicU32::new(u32::MAX);
         let id = c.id();
         let hook = |cache: usize, p: Point| {
             if cache == id {
                 if p == Point::AllocHeadRead && step.compare_exchange(0, 1, SeqCst, SeqCst).is_ok()
                 {
                     move_to(b);
+                    moved_to.store(CpuId::current().as_u32(), SeqCst);
                 } else if p == Point::AllocNodeRead
                     && step.compare_exchange(1, 2, SeqCst, SeqCst).is_ok()
                 {
@@ -132,7 +142,13 @@ mod tests {
             c.alloc_node(Gfp::KERNEL, 1).expect("object").as_ptr() as usize
         };
         pin_current(None).expect("unpin");
-        assert!(step.load(SeqCst) >= 1);
+        // The interleaving happened: the list head was read on A, and the task ran on B
+        // before the node was read.
+        assert_eq!(moved_to.load(SeqCst), b.as_u32());
+        // The node compared was A's slab's (A's copy), not the one asked for: the fast
+        // path left before `AllocNodeRead`. Step 2 is reached only if the node is read
+        // from another CPU's copy than the list head.
+        assert_eq!(step.load(SeqCst), 1);
         assert_eq!(node_of(p), 1);
         free_all(&c, &[on_b, on_a, p]);
         assert!(c.destroy().is_ok());

@@ -426,8 +426,8 @@ mod tests {
         };
         unpin();
         let q = inner.load(SeqCst);
-        assert_ne!(q, 0);
-        assert_ne!(outer, q);
+        assert!(q != 0);
+        assert!(outer != q);
         assert_eq!(number(name, "cmpxchg_double_cpu_fail"), 1);
         free_all(&c, &[first[0], outer, q]);
         assert!(c.destroy().is_ok());
