@@ -40,6 +40,7 @@ mod ffi {
         pub(super) fn rslub_hook_init() -> c_int;
         pub(super) fn rslub_hook_exit();
         pub(super) fn rslub_hook_quiesce();
+        pub(super) fn rslub_rcu_barrier();
         pub(super) fn rslub_hook_back(
             kc: *const *mut bindings::kmem_cache,
             rc: *const *mut c_void,
@@ -70,17 +71,63 @@ pub(crate) extern "C" fn rslub_object_cache(obj: *const c_void) -> *mut c_void {
     slab::owner_of(obj.cast()).cast_mut().cast()
 }
 
-/// Frees `obj`, an object the hooks found rslub owns ([`rslub_object_cache`] said so at
-/// the `kfree()` or `kmem_cache_free()` that reaches here): its slab leads to its cache
-/// in two loads, without validating the page again.
+/// Frees `obj`, a pointer on a slab page the hooks found rslub owns
+/// ([`rslub_object_cache`] said so at the `kfree()` or `kmem_cache_free()` that reaches
+/// here): its slab leads to its cache in two loads, without validating the page again. A
+/// pointer that is not the start of an object (a caller's bug, or the kernel's idea of
+/// where an object starts, which is the page's start for a page that is not a slab of
+/// its own) is reported, and nothing is freed.
 ///
 /// # Safety
 ///
-/// `obj` must be a live object of an rslub cache, freed by its owner, not used afterwards.
+/// `obj` must lie on a live slab of an rslub cache; if it is the start of an object, the
+/// object is live, freed by its owner, and not used afterwards.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
-    // SAFETY: `obj` is a live rslub object (caller), freed once here.
-    unsafe { cache_of(obj).free(NonNull::new_unchecked(obj.cast())) };
+    let obj = obj.cast::<u8>();
+    // SAFETY: `obj` lies on a live rslub slab (caller).
+    let (slab, cache) = unsafe { slab_and_cache(obj) };
+    if cache.object_holding(slab, obj) != Some(obj) {
+        return cache.not_an_object(slab, obj);
+    }
+    // SAFETY: The start of a live object of `cache` (checked; caller), freed once here.
+    unsafe { cache.free(NonNull::new_unchecked(obj)) };
+}
+
+/// Frees the object that holds `inside`, an address inside a live rslub object that its
+/// owner gave up (the `kvfree_rcu_head` of a `kfree_rcu()`, once the grace period has
+/// passed: `rust/hook.c`). The object's start comes from the slab's own geometry, exact
+/// for any address inside the object.
+///
+/// # Safety
+///
+/// `inside` must lie inside a live object of an rslub cache, which its owner gave up and
+/// does not use afterwards.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rslub_free_owned_at(inside: *mut c_void) {
+    let inside = inside.cast::<u8>();
+    // SAFETY: `inside` lies in a live rslub object (caller), hence on its live slab.
+    let (slab, cache) = unsafe { slab_and_cache(inside) };
+    match cache.object_holding(slab, inside) {
+        // SAFETY: The live object holding `inside`, given up by its owner (caller).
+        Some(obj) => unsafe { cache.free(NonNull::new_unchecked(obj)) },
+        None => cache.not_an_object(slab, inside),
+    }
+}
+
+/// The slab holding `p`, and its cache, in two loads.
+///
+/// # Safety
+///
+/// `p` must lie on a live slab of an rslub cache; the references are used only while the
+/// slab (and so its cache) lives.
+unsafe fn slab_and_cache<'a>(p: *const u8) -> (&'a slab::Slab, &'a CacheCore) {
+    // SAFETY: `p`'s page points at its live `Slab` (caller), whose `cache` is the live
+    // `CacheCore` it came from.
+    unsafe {
+        let s = &*crate::mm::slab_of(p);
+        (s, &*s.cache.cast::<CacheCore>())
+    }
 }
 
 /// The object size of `obj`'s cache: what `ksize()` of an rslub object returns (the
@@ -93,19 +140,7 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_object_size(obj: *const c_void) -> usize {
     // SAFETY: A live rslub object (caller).
-    unsafe { cache_of(obj) }.layout().object_size as usize
-}
-
-/// The cache of `obj`, in two loads, without validating the page again.
-///
-/// # Safety
-///
-/// `obj` must be a live object of an rslub cache; the cache lives at least as long as the
-/// returned reference is used, which the object's liveness guarantees until it is freed.
-unsafe fn cache_of<'a>(obj: *const c_void) -> &'a CacheCore {
-    // SAFETY: A live rslub object (caller): its page points at its live `Slab`, whose
-    // `cache` is the live `CacheCore` it came from.
-    unsafe { &*(*crate::mm::slab_of(obj.cast())).cache.cast::<CacheCore>() }
+    unsafe { slab_and_cache(obj.cast()) }.1.layout().object_size as usize
 }
 
 /// Called by the hooks when a backed cache is being destroyed by its owner
@@ -324,6 +359,10 @@ pub(crate) fn unback(kc: KmemCache) -> Result<u64> {
     // SAFETY: `kc` is live; afterwards no hook or replacement uses the rslub cache.
     unsafe { ffi::rslub_hook_unback(kc.as_ptr()) };
     st.list[i].draining = true;
+    // Objects given to kfree_rcu() are freed, not counted as live (as the kernel's
+    // `kmem_cache_destroy()` waits for them with `kvfree_rcu_barrier_on_cache()`).
+    // SAFETY: No precondition; may sleep, as this function may.
+    unsafe { ffi::rslub_rcu_barrier() };
     let live = live_objects(&st.list[i].cache);
     if live == 0 {
         if let Ok(b) = st.list.remove(i) {
@@ -491,8 +530,12 @@ pub(crate) fn exit() {
         pr_err!("unloading while caches are backed or draining: their objects are leaked\n");
     }
     drop(st);
-    // SAFETY: No precondition; may sleep, as module exit may.
-    unsafe { ffi::rslub_hook_quiesce() };
+    // SAFETY: No precondition; may sleep, as module exit may. The barrier first: its
+    // work frees objects in module text.
+    unsafe {
+        ffi::rslub_rcu_barrier();
+        ffi::rslub_hook_quiesce();
+    }
 }
 
 /// What the `back` debugfs file shows: one line per backed or draining cache.

@@ -76,6 +76,30 @@ impl CacheCore {
         (off % stride == 0 && off / stride < s.objects as usize).then_some((off / stride) as u32)
     }
 
+    /// The start of the object of slab `s` that holds `p` (a pointer into the slab), or
+    /// `None` for a pointer past its last object.
+    pub(crate) fn object_holding(&self, s: &Slab, p: *const u8) -> Option<*mut u8> {
+        let i = (p as usize).wrapping_sub(s.base() as usize) / self.stride();
+        (i < s.objects as usize).then(|| s.base().wrapping_add(i * self.stride().get()))
+    }
+
+    /// Reports a free of `p`, a pointer into slab `s` that is not the start of an object;
+    /// frees nothing.
+    #[cold]
+    pub(crate) fn not_an_object(&self, s: &Slab, p: *const u8) {
+        let start = (p as usize).wrapping_sub(s.base() as usize) / self.stride();
+        self.report(
+            Problem::NotAnObject,
+            p,
+            false,
+            fmt!(
+                "object {} of its slab starts at {:p}; not freed",
+                start,
+                s.base().wrapping_add(start * self.layout.size as usize)
+            ),
+        );
+    }
+
     /// The stride, as a divisor.
     fn stride(&self) -> core::num::NonZeroUsize {
         let s = self.layout.stride();
@@ -275,17 +299,7 @@ impl CacheCore {
         // SAFETY: As above.
         let s = unsafe { &*slab };
         if self.object_index(s, object).is_none() {
-            let start = (object as usize - s.base() as usize) / self.stride();
-            return self.report(
-                Problem::NotAnObject,
-                object,
-                false,
-                fmt!(
-                    "object {} of its slab starts at {:p}; not freed",
-                    start,
-                    s.base().wrapping_add(start * self.layout.size as usize)
-                ),
-            );
+            return self.not_an_object(s, object);
         }
         let irq = IrqDisabled::new();
         let node = self.node(s.node);

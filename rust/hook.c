@@ -9,9 +9,10 @@
  * The handler runs on every call of a hooked function in the whole kernel, so it decides
  * with a few loads:
  *  - allocations (kmem_cache_alloc{,_node,_lru}, _bulk): is the cache in the table?
- *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk, hence kfree_bulk and the
- *    kvfree_rcu paths), ksize and krealloc: is an object on a page that is neither a slab
- *    nor a large kmalloc, and owned by rslub (rslub_object_cache())?
+ *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk, hence kfree_bulk; and
+ *    kvfree_call_rcu, kfree_call_rcu_nolock: kfree_rcu() and its kin), ksize and
+ *    krealloc: is an object on a page that is neither a slab nor a large kmalloc, and
+ *    owned by rslub (rslub_object_cache())?
  *    Objects of slab pages are the kernel's, whatever the cache's backing, so objects
  *    allocated before backing and freed after it (or the reverse) go where they came from.
  * The replacement functions call the kernel's own ones for the kernel's objects (and
@@ -20,6 +21,8 @@
  */
 #include <linux/delay.h>
 #include <linux/ftrace.h>
+#include <linux/irq_work.h>
+#include <linux/llist.h>
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
@@ -37,12 +40,14 @@ int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void *rslub_object_cache(const void *obj);
 void rslub_free_owned(void *obj);
+void rslub_free_owned_at(void *inside);
 size_t rslub_object_size(const void *obj);
 void rslub_back_destroying(struct kmem_cache *kc);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
 void rslub_hook_quiesce(void);
+void rslub_rcu_barrier(void);
 int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n);
 void *rslub_hook_unback(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
@@ -133,6 +138,14 @@ static __always_inline void *rslub_foreign(const void *x)
 	if (likely(page_slab(page)) || PageLargeKmalloc(compound_head(page)))
 		return NULL;
 	return rslub_object_cache(x);
+}
+
+/* rslub_foreign() for kvfree_rcu()'s pointers, which may also be vmalloc addresses. */
+static __always_inline void *rslub_foreign_kv(const void *x)
+{
+	if (unlikely(!virt_addr_valid(x)))
+		return NULL;
+	return rslub_foreign(x);
 }
 
 /*
@@ -268,6 +281,106 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
 	module_put(THIS_MODULE);
 }
 
+/*
+ * kfree_rcu() and its kin for rslub objects. The kernel cannot defer them: its fallback
+ * paths (a kfree_rcu() when the per-CPU page cache is dry, every kfree_call_rcu_nolock()
+ * that takes the deferred path, every kvfree_call_rcu() without
+ * CONFIG_KVFREE_RCU_BATCHED) find the object from its rcu head with
+ * kvmalloc_obj_start_addr(), which for a page that is not a slab is the page's start:
+ * another object. rslub keeps them itself: the head (one word with
+ * CONFIG_KVFREE_RCU_BATCHED, which is all it may use) links the object on a per-CPU list;
+ * a work item takes every list, waits for a grace period, and frees each object, found
+ * from its head by the slab's own geometry (rslub_free_owned_at()). Queueing is an
+ * llist push and an irq_work, safe in any context, NMI and raw spinlocks included, as
+ * kfree_call_rcu_nolock() must be. rslub_rcu_barrier() waits for all of it.
+ */
+struct rslub_rcu_pcpu {
+	struct llist_head objects;
+	struct irq_work kick;
+};
+
+static void rslub_rcu_kick(struct irq_work *w);
+static DEFINE_PER_CPU(struct rslub_rcu_pcpu, rslub_rcu_pcpu) = {
+	.kick = IRQ_WORK_INIT(rslub_rcu_kick),
+};
+
+static void rslub_rcu_free(struct work_struct *w);
+static DECLARE_WORK(rslub_rcu_free_work, rslub_rcu_free);
+
+static void rslub_rcu_kick(struct irq_work *w)
+{
+	queue_work(system_dfl_wq, &rslub_rcu_free_work);
+}
+
+/* Frees, after a grace period, every object queued on any CPU so far. May sleep. */
+static void rslub_rcu_free(struct work_struct *w)
+{
+	struct llist_node *batch = NULL, *n, *next;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		n = llist_del_all(&per_cpu_ptr(&rslub_rcu_pcpu, cpu)->objects);
+		for (; n; n = next) {
+			next = n->next;
+			n->next = batch;
+			batch = n;
+		}
+	}
+	if (!batch)
+		return;
+	/* Every reader of these objects began before they were queued, so before now. */
+	synchronize_rcu();
+	for (n = batch; n; n = next) {
+		next = n->next;
+		rslub_free_owned_at(n);
+		cond_resched();
+	}
+}
+
+static __always_inline void rslub_rcu_defer(struct kvfree_rcu_head *head)
+{
+	struct rslub_rcu_pcpu *p;
+
+	guard(preempt_notrace)();
+	p = this_cpu_ptr(&rslub_rcu_pcpu);
+	if (llist_add((struct llist_node *)head, &p->objects))
+		irq_work_queue(&p->kick);
+}
+
+static notrace void rslub_r_kvfree_call_rcu(struct kvfree_rcu_head *head, void *ptr)
+{
+	if (!head) {
+		/* kvfree_rcu_mightsleep(): its caller may sleep, as the kernel's does here. */
+		might_sleep();
+		synchronize_rcu();
+		rslub_free_owned(ptr);
+		return;
+	}
+	rslub_rcu_defer(head);
+}
+
+static notrace void rslub_r_kfree_call_rcu_nolock(struct kvfree_rcu_head *head, void *ptr)
+{
+	rslub_rcu_defer(head);
+}
+
+/*
+ * Frees every rslub object queued by kfree_rcu() and its kin before the call, once its
+ * grace period has passed (the kernel's kvfree_rcu_barrier_on_cache(), for rslub's
+ * objects). May sleep.
+ */
+void rslub_rcu_barrier(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu_ptr(&rslub_rcu_pcpu, cpu)->kick);
+	/* What the kicks queued, then what is left on the lists, then a run under way. */
+	flush_work(&rslub_rcu_free_work);
+	rslub_rcu_free(NULL);
+	flush_work(&rslub_rcu_free_work);
+}
+
 static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
 	size_t i;
@@ -293,6 +406,8 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 	X(kmem_cache_alloc_node_noprof)					\
 	X(kmem_cache_alloc_bulk_noprof)					\
 	X(kmem_cache_free_bulk)						\
+	X(kvfree_call_rcu)						\
+	X(kfree_call_rcu_nolock)					\
 	X(ksize)							\
 	X(krealloc_node_align_noprof)					\
 	X(kmem_cache_destroy)
@@ -371,6 +486,10 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
 	else if (fn == (unsigned long)kmem_cache_free_bulk)
 		to = RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
+	else if (fn == (unsigned long)kvfree_call_rcu)
+		to = RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kvfree_call_rcu);
+	else if (fn == (unsigned long)kfree_call_rcu_nolock)
+		to = RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kfree_call_rcu_nolock);
 	else if (fn == (unsigned long)ksize)
 		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
 	else if (fn == (unsigned long)krealloc_node_align_noprof)

@@ -200,7 +200,9 @@ if [ -n "$SUITE" ]; then
 fi
 
 # The suites run with the skb caches backed while the guest sends TCP and unix-socket
-# traffic over loopback.
+# traffic over loopback. The boot keeps no page cache for kfree_rcu() batches
+# (slab_common.rcu_min_cached_objs=0): every kfree_rcu() of the kernel's takes its
+# fallback path, the head-queued one, which rslub's objects must never reach.
 suite_back=$skb_caches
 
 rm -rf "$RSLUB_CACHE"/test.*  # keep only the latest run's logs
@@ -210,7 +212,8 @@ while :; do
 	install_modules "$rundir"
 	log "test: $where; suites: ${suites[*]}; backed during the suites: $suite_back"
 	set +e
-	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" --append "rslub.max_order=2" \
+	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" \
+		--append "rslub.max_order=2 slab_common.rcu_min_cached_objs=0" \
 		--exec "RSLUB_SUITES='${suites[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS $suite_back" \
 		</dev/null > "$rundir/vng.log" 2>&1
 	rc=$?

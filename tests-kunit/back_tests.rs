@@ -21,9 +21,9 @@ mod tests {
         gfp::Gfp,
         slab,
         test_shim::{
-            kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, krealloc, ksize,
-            module_refcount, msleep, on_slab_page, read_file, set_before_destroy, skip, write_file,
-            KernelCache, Thread,
+            kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
+            kfree_rcu_nolock_inner, krealloc, ksize, module_refcount, msleep, on_slab_page,
+            read_file, set_before_destroy, skip, write_file, KernelCache, Thread,
         },
     };
     use core::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
@@ -191,15 +191,43 @@ mod tests {
             kfree_rcu_head(e);
             kfree_rcu_headless(a);
         }
-        // kvfree_rcu_barrier() is not exported: the two kfree_rcu() objects are still
-        // allocated at most, until a grace period and the batch's flush free them.
-        assert!(matches!(back::unback(handle(&kc)), Ok(0..=2)));
-        let mut waited = 0;
-        while back::release_drained() != 0 && waited < 60_000 {
-            msleep(10);
-            waited += 10;
+        // Unbacking waits for what rslub holds for kfree_rcu(): nothing is left.
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::release_drained(), 0);
+        assert_eq!(back::backings(), base);
+    }
+
+    /// `kfree_rcu()` and `kfree_rcu_nolock()` of rslub objects whose head is inside the
+    /// object free exactly that object, after a grace period. The kernel's fallback paths
+    /// find the object from the head with `kvmalloc_obj_start_addr()`, which for a page
+    /// that is not a slab is the page's start: the object there (here `a`), not this
+    /// one. `make test` boots with `slab_common.rcu_min_cached_objs=0`, so that every
+    /// two-argument `kfree_rcu()` takes the head-queued path; `kfree_rcu_nolock()` of
+    /// an object on no slab page always defers through the kernel's irq_work.
+    #[test]
+    fn kfree_rcu_and_its_nolock_form_free_exactly_that_object() {
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_rcu", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        // A fresh cache: `a` starts its slab, hence its page; `b` and `c` follow it there.
+        let [a, b, c] = core::array::from_fn(|_| kc.alloc(Gfp::KERNEL));
+        assert!(rslub_owns(a) && rslub_owns(b) && rslub_owns(c));
+        assert_eq!(a % 4096, 0);
+        assert_eq!((b / 4096, c / 4096), (a / 4096, a / 4096));
+        dirty(a);
+        // SAFETY: live objects of `kc` of `SIZE` >= 40 bytes, freed once, not used after.
+        unsafe {
+            kfree_rcu_inner(b);
+            kfree_rcu_nolock_inner(c);
         }
-        // Both kfree_rcu() objects reached rslub.
+        // Unbacking waits for them: `b` and `c` are freed, `a` is still allocated.
+        assert_eq!(back::unback(handle(&kc)), Ok(1));
+        // `a` was not touched (a free would have written its free pointer into it).
+        // SAFETY: a live object of `SIZE` bytes.
+        let bytes = unsafe { core::slice::from_raw_parts(a as *const u8, SIZE as usize) };
+        assert!(bytes.iter().all(|&x| x == 0x6b));
+        // SAFETY: allocated above, freed once.
+        unsafe { kc.free(a) };
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
     }

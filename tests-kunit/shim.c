@@ -63,6 +63,8 @@ size_t rslub_test_ksize(const void *obj);
 void *rslub_test_krealloc(const void *obj, size_t size, gfp_t gfp);
 void rslub_test_kfree_rcu_head(void *obj);
 void rslub_test_kfree_rcu_headless(void *obj);
+void rslub_test_kfree_rcu_inner(void *obj);
+void rslub_test_kfree_rcu_nolock_inner(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
 struct page *rslub_test_alloc_split(unsigned int order);
 void rslub_test_free_page(struct page *page);
@@ -494,6 +496,26 @@ void rslub_test_kfree_rcu_head(void *obj)
 void rslub_test_kfree_rcu_headless(void *obj)
 {
 	kfree_rcu_mightsleep(obj);
+}
+
+/* An object with its kvfree_rcu_head inside, not at its start (40 bytes and more). */
+struct rslub_test_rcu_inner {
+	char data[32];
+	struct kvfree_rcu_head head;
+};
+
+void rslub_test_kfree_rcu_inner(void *obj)
+{
+	struct rslub_test_rcu_inner *o = obj;
+
+	kfree_rcu(o, head);
+}
+
+void rslub_test_kfree_rcu_nolock_inner(void *obj)
+{
+	struct rslub_test_rcu_inner *o = obj;
+
+	kfree_rcu_nolock(o, head);
 }
 
 /* Whether @obj is on a slab page, i.e. the kernel's allocator's. */

@@ -91,6 +91,8 @@ mod ffi {
         pub(super) fn rslub_test_krealloc(obj: *const c_void, size: usize, gfp: u32) -> usize;
         pub(super) fn rslub_test_kfree_rcu_head(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_headless(obj: *mut c_void);
+        pub(super) fn rslub_test_kfree_rcu_inner(obj: *mut c_void);
+        pub(super) fn rslub_test_kfree_rcu_nolock_inner(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
         pub(super) fn rslub_test_module_refcount() -> i32;
         pub(super) fn rslub_test_cpu_down(cpu: u32) -> i32;
@@ -670,6 +672,26 @@ pub(crate) unsafe fn kfree_rcu_head(obj: usize) {
 pub(crate) unsafe fn kfree_rcu_headless(obj: usize) {
     // SAFETY: The caller's guarantee.
     unsafe { ffi::rslub_test_kfree_rcu_headless(obj as *mut c_void) };
+}
+
+/// `kfree_rcu()` of an object of at least 40 bytes whose `kvfree_rcu_head` is at byte 32.
+///
+/// # Safety
+///
+/// As for [`kfree`].
+pub(crate) unsafe fn kfree_rcu_inner(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree_rcu_inner(obj as *mut c_void) };
+}
+
+/// `kfree_rcu_nolock()` of such an object (see [`kfree_rcu_inner`]).
+///
+/// # Safety
+///
+/// As for [`kfree`].
+pub(crate) unsafe fn kfree_rcu_nolock_inner(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree_rcu_nolock_inner(obj as *mut c_void) };
 }
 
 /// Whether `obj` is on a slab page: an object of the kernel's own allocator.
