@@ -5,7 +5,7 @@
 //! new slabs from the page allocator, and bulk allocation. The design is described once,
 //! in the crate documentation (`rust/rslub.rs`).
 
-use super::{commit, CacheCore, CpuSlab, BASE_TAG, NO_NODE, NO_SLAB};
+use super::{commit, partial, CacheCore, CpuSlab, BASE_TAG, NO_NODE, NO_SLAB};
 use crate::{
     arch,
     gfp::Gfp,
@@ -171,6 +171,13 @@ impl CacheCore {
                     self.flush(c);
                     continue;
                 }
+                // SAFETY: `slab` is frozen by this CPU (invariant), hence live.
+                if !partial::pfmemalloc_match(unsafe { &*slab }, gfp) {
+                    // A slab of the emergency reserves, and a caller not entitled to
+                    // them: it goes back (SLUB's `deactivate_slab` on a mismatch).
+                    self.flush(c);
+                    continue;
+                }
                 let mut object = c.freelist;
                 if object.is_null() {
                     // SAFETY: `slab` is frozen by this CPU (invariant), hence live.
@@ -186,12 +193,12 @@ impl CacheCore {
                 }
                 return self.load_object(c, object);
             }
-            if let Some((slab, object)) = self.get_cpu_partial(c, node) {
+            if let Some((slab, object)) = self.get_cpu_partial(c, node, gfp) {
                 self.install(c, slab, object);
                 return self.load_object(c, object);
             }
             let only_node = node != NO_NODE && (this_node_first || gfp.has(Gfp::THISNODE));
-            if let Some((slab, object)) = self.get_partial(c, node, only_node, &irq) {
+            if let Some((slab, object)) = self.get_partial(c, node, only_node, gfp, &irq) {
                 self.install(c, slab, object);
                 return self.load_object(c, object);
             }
@@ -216,6 +223,17 @@ impl CacheCore {
             };
             // SAFETY: As above, for the CPU we are on now.
             let c = unsafe { &mut *self.cpu.this_cpu() };
+            // SAFETY: Just made, frozen for this CPU: live.
+            if !partial::pfmemalloc_match(unsafe { &*slab }, gfp) {
+                // Reserve pages for a caller not entitled to them (the page allocator
+                // gave them in another context): this object only; the slab goes to
+                // the node, where only entitled callers take it (SLUB's `___slab_alloc`).
+                // SAFETY: `object` heads the new slab's private list, ours.
+                let rest = unsafe { self.checked_next(object, (*slab).span()) };
+                // SAFETY: Frozen by us, with its private list `rest`; given up here.
+                unsafe { self.deactivate(slab, rest) };
+                return object;
+            }
             if c.slab != NO_SLAB {
                 self.flush(c);
             }

@@ -16,6 +16,7 @@
 
 use super::{CacheCore, CpuSlab, RemoteWalk, NO_NODE, RATIO_SCALE};
 use crate::{
+    gfp::Gfp,
     inject::{inject, Point},
     shim::{self, IrqDisabled},
     slab::Slab,
@@ -108,6 +109,7 @@ impl CacheCore {
         &self,
         c: &mut CpuSlab,
         node: i32,
+        gfp: Gfp,
     ) -> Option<(*mut Slab, *mut u8)> {
         let slab = c.partial;
         if slab.is_null() {
@@ -115,7 +117,7 @@ impl CacheCore {
         }
         // SAFETY: On this CPU's list (invariant), so live.
         let s = unsafe { &*slab };
-        if node != NO_NODE && s.node != node.unsigned_abs() {
+        if (node != NO_NODE && s.node != node.unsigned_abs()) || !pfmemalloc_match(s, gfp) {
             return None;
         }
         // INVARIANT: the first slab leaves the list and the count.
@@ -185,6 +187,7 @@ impl CacheCore {
         c: &mut CpuSlab,
         node: i32,
         only_node: bool,
+        gfp: Gfp,
         irq: &IrqDisabled,
     ) -> Option<(*mut Slab, *mut u8)> {
         self.stat(Stat::GetPartial);
@@ -197,23 +200,25 @@ impl CacheCore {
             return None;
         }
         self.stat(Stat::NodesTried);
-        if let Some(r) = self.get_partial_node(c, local.unsigned_abs(), irq) {
+        if let Some(r) = self.get_partial_node(c, local.unsigned_abs(), gfp, irq) {
             self.stat(Stat::RefillNodePartial);
             return Some(r);
         }
         if only_node {
             return None;
         }
-        self.get_any_partial(c, local.unsigned_abs(), irq)
+        self.get_any_partial(c, local.unsigned_abs(), gfp, irq)
     }
 
-    /// Takes the first partial slab of node `nid`, frozen, with its free list, and, with
-    /// the same lock, more for this CPU's partial list until it holds half its limit
-    /// (`get_partial_node`).
+    /// Takes the first partial slab of node `nid` that may serve `gfp`, frozen, with its
+    /// free list, and, with the same lock, more such slabs for this CPU's partial list
+    /// until it holds half its limit (`get_partial_node`). A slab of the emergency
+    /// reserves is skipped for a caller not entitled to them (`pfmemalloc_match()`).
     pub(super) fn get_partial_node(
         &self,
         c: &mut CpuSlab,
         nid: u32,
+        gfp: Gfp,
         irq: &IrqDisabled,
     ) -> Option<(*mut Slab, *mut u8)> {
         let node = self.node(nid);
@@ -221,7 +226,7 @@ impl CacheCore {
             return None;
         }
         let mut g = self.lock_node(node, irq);
-        let slab = g.list().first()?;
+        let slab = g.list().find(|s| pfmemalloc_match(s, gfp))?;
         // SAFETY: `slab` is on this node's list and the lock is held.
         unsafe { g.list().remove(slab) };
         // SAFETY: A slab on a partial list is live. Not frozen and with free objects, all
@@ -230,7 +235,7 @@ impl CacheCore {
         debug_assert!(!object.is_null());
         let keep = self.cpu_partial_slabs() / 2;
         while c.partial_slabs < keep {
-            let Some(more) = g.list().first() else {
+            let Some(more) = g.list().find(|s| pfmemalloc_match(s, gfp)) else {
                 break;
             };
             // INVARIANT: off the node list, not frozen, with free objects: onto this
@@ -258,6 +263,7 @@ impl CacheCore {
         &self,
         c: &mut CpuSlab,
         local: u32,
+        gfp: Gfp,
         irq: &IrqDisabled,
     ) -> Option<(*mut Slab, *mut u8)> {
         let walk = self.remote_walk();
@@ -284,7 +290,7 @@ impl CacheCore {
             self.stat(Stat::RemoteNodesTried);
             self.stat(Stat::NodesTried);
             if self.node(u32::from(nid)).nr_partial() > min_partial {
-                if let Some(r) = self.get_partial_node(c, u32::from(nid), irq) {
+                if let Some(r) = self.get_partial_node(c, u32::from(nid), gfp, irq) {
                     self.stat(Stat::RefillRemotePartial);
                     return Some(r);
                 }
@@ -307,4 +313,11 @@ impl CacheCore {
         // caller gives it up.
         unsafe { Slab::free(NonNull::new_unchecked(slab)) };
     }
+}
+
+/// Whether slab `s` may serve an allocation with `gfp` (SLUB's `pfmemalloc_match()`): a
+/// slab of the emergency reserves only serves callers entitled to them. The entitlement
+/// (context and task flags) is only looked at for such a slab.
+pub(super) fn pfmemalloc_match(s: &Slab, gfp: Gfp) -> bool {
+    !s.pfmemalloc || shim::pfmemalloc_allowed(gfp.raw())
 }

@@ -76,6 +76,11 @@ impl SlabPages {
         shim::page_to_nid(self.page)
     }
 
+    /// Whether the pages came from the emergency reserves (`page_is_pfmemalloc()`).
+    pub(crate) fn pfmemalloc(&self) -> bool {
+        shim::page_is_pfmemalloc(self.page)
+    }
+
     /// Whether `page` is one of these pages.
     pub(crate) fn contains(&self, page: *const bindings::page) -> bool {
         let first = self.page.as_ptr().cast_const();

@@ -52,6 +52,22 @@ impl PartialList {
         (!self.head.is_null()).then_some(self.head)
     }
 
+    /// The first slab for which `f` holds, if any.
+    pub(crate) fn find(&self, mut f: impl FnMut(&Slab) -> bool) -> Option<*mut Slab> {
+        let mut p = self.head;
+        while !p.is_null() {
+            // SAFETY: `p` is a live slab on this list (invariant); the caller holds the
+            // node lock (it has `&self` through the guard), so its links are stable.
+            let s = unsafe { &*p };
+            if f(s) {
+                return Some(p);
+            }
+            // SAFETY: As above.
+            p = unsafe { s.links().next };
+        }
+        None
+    }
+
     /// Adds `slab` at the head (`to_head`) or the tail.
     ///
     /// # Safety

@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
+#include <linux/oom.h>
 #include <linux/percpu.h>
 #include <linux/jiffies.h>
 #include <linux/printk.h>
@@ -99,6 +100,34 @@ void *rslub_page_address(struct page *page)
 int rslub_page_to_nid(const struct page *page)
 {
 	return page_to_nid(page);
+}
+
+bool rslub_page_is_pfmemalloc(const struct page *page)
+{
+	return page_is_pfmemalloc(page);
+}
+
+/*
+ * gfp_pfmemalloc_allowed() of mm/page_alloc.c, which is not exported: whether an
+ * allocation with @gfp in this context may use the emergency reserves (its
+ * __gfp_pfmemalloc_flags() is not 0).
+ */
+bool rslub_pfmemalloc_allowed(gfp_t gfp)
+{
+	if (unlikely(gfp & __GFP_NOMEMALLOC))
+		return false;
+	if (gfp & __GFP_MEMALLOC)
+		return true;
+	if (in_serving_softirq() && (current->flags & PF_MEMALLOC))
+		return true;
+	if (!in_interrupt()) {
+		if (current->flags & PF_MEMALLOC)
+			return true;
+		/* oom_reserves_allowed(): an OOM victim may use them (MMU kernels). */
+		if (tsk_is_oom_victim(current))
+			return true;
+	}
+	return false;
 }
 
 unsigned long rslub_irq_save(void)

@@ -25,6 +25,8 @@ bool rslub_debug_pagealloc_enabled(void);
 bool rslub_virt_addr_valid(const void *addr);
 void *rslub_page_address(struct page *page);
 int rslub_page_to_nid(const struct page *page);
+bool rslub_page_is_pfmemalloc(const struct page *page);
+bool rslub_pfmemalloc_allowed(gfp_t gfp);
 unsigned long rslub_irq_save(void);
 void rslub_irq_restore(unsigned long flags);
 int rslub_shim_init(void);

@@ -29,6 +29,8 @@ mod ffi {
         pub(super) fn rslub_virt_addr_valid(addr: *const c_void) -> bool;
         pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
+        pub(super) fn rslub_page_is_pfmemalloc(page: *const c_void) -> bool;
+        pub(super) fn rslub_pfmemalloc_allowed(gfp: u32) -> bool;
         pub(super) fn rslub_irq_save() -> usize;
         pub(super) fn rslub_irq_restore(flags: usize);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
@@ -149,6 +151,19 @@ pub(crate) fn page_to_nid(page: NonNull<bindings::page>) -> u32 {
     // SAFETY: `page` is a valid `struct page`.
     let nid = unsafe { ffi::rslub_page_to_nid(page.as_ptr().cast()) };
     nid.unsigned_abs()
+}
+
+/// Whether `page` came from the emergency reserves (`page_is_pfmemalloc()`).
+pub(crate) fn page_is_pfmemalloc(page: NonNull<bindings::page>) -> bool {
+    // SAFETY: `page` is a valid `struct page`.
+    unsafe { ffi::rslub_page_is_pfmemalloc(page.as_ptr().cast()) }
+}
+
+/// Whether an allocation with `gfp`, in the current context, may use the emergency
+/// reserves (`gfp_pfmemalloc_allowed()`).
+pub(crate) fn pfmemalloc_allowed(gfp: u32) -> bool {
+    // SAFETY: Reads the current task's flags and the context; any context.
+    unsafe { ffi::rslub_pfmemalloc_allowed(gfp) }
 }
 
 /// Interrupts disabled on the current CPU, restored on drop (`local_irq_save()`).

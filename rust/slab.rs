@@ -117,6 +117,10 @@ pub(crate) struct Slab {
     pub(crate) node: u32,
     /// Objects in the slab.
     pub(crate) objects: u32,
+    /// Whether the pages came from the emergency reserves: then the slab serves only
+    /// callers entitled to them (SLUB's `pfmemalloc_match()`), except through the
+    /// fast path of the CPU that holds it, as in SLUB.
+    pub(crate) pfmemalloc: bool,
     pub(crate) links: UnsafeCell<Links>,
     /// The next slab on the per-CPU partial list holding this one (null: the last, or on
     /// none); only the CPU whose list holds the slab touches it, with interrupts off.
@@ -177,6 +181,7 @@ impl Slab {
             cache,
             node,
             objects: g.objects,
+            pfmemalloc: pages.pfmemalloc(),
             links: UnsafeCell::new(Links {
                 prev: ptr::null_mut(),
                 next: ptr::null_mut(),

@@ -21,7 +21,7 @@ mod tests {
         topology::online_nodes,
     };
     use core::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    use kernel::{error::code::ENOMEM, new_spinlock, prelude::*};
+    use kernel::{cpu::CpuId, error::code::ENOMEM, new_spinlock, prelude::*};
 
     /// Whether the `size` bytes at `p` are all zero.
     fn is_zero(p: usize, size: usize) -> bool {
@@ -239,6 +239,56 @@ mod tests {
         assert_eq!(slabs(&c), 2);
         free_all(&c, &objs_a[1..]);
         free(&c, b);
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+        unpin();
+    }
+
+    /// A slab on pages of the emergency reserves (pfmemalloc) serves only callers
+    /// entitled to them, as SLUB's `pfmemalloc_match()`: an ordinary allocation skips it
+    /// on the partial list, and a new slab of such pages made for an ordinary caller
+    /// gives that caller one object and goes to the node's list, not to the CPU.
+    #[test]
+    fn reserve_slabs_serve_only_callers_entitled_to_reserves() {
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_pfmemalloc", 2048)).expect("cache");
+        let l = *c.layout();
+        let min_order = layout::get_order(u64::from(l.size));
+        assert_eq!(min_order, 0);
+        assert!(l.order > min_order);
+        assert!(layout::order_objects(0, l.stride()) >= 2);
+        let mut block = SplitBlock::new(1).expect("memory");
+        block.mark_pfmemalloc(0);
+        block.mark_pfmemalloc(1);
+        let (first, second) = (block.page(0), block.page(1));
+        let (page_of_first, page_of_second) = (first.as_ptr() as usize, second.as_ptr() as usize);
+        let id = c.id();
+        // Slabs of the fallback order only, on the pages given.
+        let hook = |cache: usize, p: Point| matches!(p, Point::PageAlloc { order, .. } if cache == id && order == l.order);
+        let entitled = Gfp::KERNEL.with(Gfp::MEMALLOC);
+        let (x, y, z) = {
+            let _h = install(&hook).expect("hook");
+            // SAFETY: Two split pages of the block, given up by it.
+            unsafe { give_pages(id, 0, [first, second]) };
+            // An entitled caller makes a slab of the first reserve page.
+            let x = c.alloc(entitled).expect("object").as_ptr() as usize;
+            // It goes to the node (validate flushes every CPU), with a free object.
+            assert_eq!(c.validate().expect("memory").errors, 0);
+            // An ordinary caller skips it: a new slab, of the second reserve page; that
+            // caller gets one object of it, and the slab goes to the node too.
+            let y = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            assert_eq!(take_back_pages(), 2);
+            assert!(!c.has_active_slab(CpuId::from_u32(0).expect("cpu")));
+            // The next ordinary allocation skips both: a slab of the page allocator's.
+            let z = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            (x, y, z)
+        };
+        assert_eq!(virt_to_page(x), page_of_first);
+        assert_eq!(virt_to_page(y), page_of_second);
+        assert!(virt_to_page(z) != page_of_first && virt_to_page(z) != page_of_second);
+        assert_eq!(slabs(&c), 3);
+        free_all(&c, &[x, y, z]);
         c.shrink();
         assert_eq!(slabs(&c), 0);
         assert!(c.destroy().is_ok());

@@ -68,6 +68,7 @@ void rslub_test_kfree_rcu_nolock_inner(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
 struct page *rslub_test_alloc_split(unsigned int order);
 void rslub_test_free_page(struct page *page);
+void rslub_test_set_pfmemalloc(struct page *page);
 int rslub_test_module_refcount(void);
 int rslub_test_defer(void (*fn)(void *), void *arg);
 int rslub_test_cpu_down(unsigned int cpu);
@@ -541,6 +542,12 @@ struct page *rslub_test_alloc_split(unsigned int order)
 void rslub_test_free_page(struct page *page)
 {
 	__free_page(page);
+}
+
+/* Marks @page as the page allocator marks a page it took from the emergency reserves. */
+void rslub_test_set_pfmemalloc(struct page *page)
+{
+	set_page_pfmemalloc(page);
 }
 
 /*
