@@ -274,7 +274,6 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
         pr_err!("cannot back {name}: already backed\n");
         return Err(EEXIST);
     }
-    st.list.reserve(1, GFP_KERNEL)?;
     // The rslub cache has the kernel cache's name: a draining one of that name is in the
     // way (`EEXIST`) until its last object is freed.
     let cache = Cache::create(&CacheArgs {
@@ -295,6 +294,9 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
 /// On failure the rslub caches are destroyed (nothing was allocated from them) and the
 /// hooks go if nothing else needs them.
 fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
+    // Room for all before anything is published: once the table holds them, nothing
+    // below may fail.
+    st.list.reserve(prepared.len(), GFP_KERNEL)?;
     let mut kcs = KVec::with_capacity(prepared.len(), GFP_KERNEL)?;
     let mut rcs = KVec::with_capacity(prepared.len(), GFP_KERNEL)?;
     for p in prepared.iter() {
@@ -322,8 +324,7 @@ fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
             l.align,
             p.flags
         );
-        // Cannot fail: `prepare` reserved room for each (`State::list` only shrinks
-        // under the lock, which the caller holds since).
+        // Cannot fail: room for all was reserved above, under the lock held since.
         st.list.push(
             Backing {
                 kc: p.kc,
@@ -499,6 +500,16 @@ pub(crate) fn unback_name(name: &CStr) -> Result<u64> {
     unback(kc)
 }
 
+/// Whether the module's `back=` parameter has been served ([`back_all`] at load
+/// succeeded): until then the `back` file refuses, so that a load that fails cannot
+/// leave behind a cache someone backed through the file meanwhile.
+static LOADED: kernel::sync::atomic::Atomic<u32> = kernel::sync::atomic::Atomic::new(0);
+
+/// Whether [`back_all`] of the load is done (see [`LOADED`]).
+pub(crate) fn loaded() -> bool {
+    LOADED.load(kernel::sync::atomic::Acquire) != 0
+}
+
 /// Backs every cache of `names` (comma-separated), or none: each is found and checked,
 /// and its rslub cache made, before any is backed ([`publish`]). On the first refusal
 /// nothing was backed, so no object of rslub's is out there: a load that fails on it
@@ -516,10 +527,11 @@ pub(crate) fn back_all(names: &CStr) -> Result {
         let p = prepare(&mut BACK.lock(), kc)?;
         prepared.push(p, GFP_KERNEL)?;
     }
-    if prepared.is_empty() {
-        return Ok(());
+    if !prepared.is_empty() {
+        publish(&mut BACK.lock(), prepared)?;
     }
-    publish(&mut BACK.lock(), prepared)
+    LOADED.store(1, kernel::sync::atomic::Release);
+    Ok(())
 }
 
 /// When the module goes away: nothing can be backed or draining by then (the hooks hold

@@ -32,7 +32,7 @@ use crate::{
 use core::ptr::NonNull;
 use kernel::{
     debugfs::{Dir, File, Scope},
-    error::code::EINVAL,
+    error::code::{EBUSY, EINVAL},
     fmt,
     prelude::*,
     sync::atomic::{Atomic, Relaxed},
@@ -452,6 +452,10 @@ fn show_back(_: &(), f: &mut fmt::Formatter<'_>) -> fmt::Result {
 }
 
 fn store_back(_: &(), r: &mut UserSliceReader) -> Result {
+    // The module's own `back=` first: a load that fails must leave nothing backed.
+    if !crate::back::loaded() {
+        return Err(EBUSY);
+    }
     let mut buf = [0u8; 64];
     let s = read_text(r, &mut buf)?;
     if s == "drain" {

@@ -306,10 +306,18 @@ static DEFINE_PER_CPU(struct rslub_rcu_pcpu, rslub_rcu_pcpu) = {
 
 static void rslub_rcu_free(struct work_struct *w);
 static DECLARE_WORK(rslub_rcu_free_work, rslub_rcu_free);
+/*
+ * Where the frees run: a workqueue that can make progress under memory pressure, as the
+ * kernel's own kfree_rcu() work (rcu_reclaim_wq); it lives while the hooks are
+ * registered, the only time anything is queued.
+ */
+static struct workqueue_struct *rslub_rcu_wq;
+/* One barrier at a time: a second one could see the lists emptied by the first. */
+static DEFINE_MUTEX(rslub_rcu_barrier_lock);
 
 static void rslub_rcu_kick(struct irq_work *w)
 {
-	queue_work(system_dfl_wq, &rslub_rcu_free_work);
+	queue_work(rslub_rcu_wq, &rslub_rcu_free_work);
 }
 
 /* Frees, after a grace period, every object queued on any CPU so far. May sleep. */
@@ -373,12 +381,14 @@ void rslub_rcu_barrier(void)
 {
 	int cpu;
 
+	mutex_lock(&rslub_rcu_barrier_lock);
 	for_each_possible_cpu(cpu)
 		irq_work_sync(&per_cpu_ptr(&rslub_rcu_pcpu, cpu)->kick);
 	/* What the kicks queued, then what is left on the lists, then a run under way. */
 	flush_work(&rslub_rcu_free_work);
 	rslub_rcu_free(NULL);
 	flush_work(&rslub_rcu_free_work);
+	mutex_unlock(&rslub_rcu_barrier_lock);
 }
 
 static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
@@ -467,6 +477,11 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 	int bit;
 
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	/*
+	 * Only when rslub's ops is alone on the call site does this handler run at all
+	 * in recursion: with another ops there (a tracer), ftrace's list function takes the
+	 * protection first and skips every handler, and the kernel's function runs.
+	 */
 	if (unlikely(bit < 0)) {
 		/* The trylock disables preemption only when it succeeds. */
 		preempt_disable_notrace();
@@ -529,6 +544,9 @@ int rslub_hook_init(void)
 	static const unsigned long fns[] = { RSLUB_HOOKED(RSLUB_FN_ADDR) };
 	int h, ret;
 
+	rslub_rcu_wq = alloc_workqueue("rslub_rcu", WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
+	if (!rslub_rcu_wq)
+		return -ENOMEM;
 	for (h = 0; h < RSLUB_NR_HOOKED; h++) {
 		/* ftrace finds the call site from the function's address; no reset. */
 		ret = ftrace_set_filter_ip(&rslub_hook_ops, fns[h], 0, 0);
@@ -549,6 +567,8 @@ int rslub_hook_init(void)
 	return 0;
 out:
 	ftrace_free_filter(&rslub_hook_ops);
+	destroy_workqueue(rslub_rcu_wq);
+	rslub_rcu_wq = NULL;
 	return ret;
 }
 
@@ -560,6 +580,10 @@ void rslub_hook_exit(void)
 {
 	unregister_ftrace_function(&rslub_hook_ops);
 	ftrace_free_filter(&rslub_hook_ops);
+	/* Nothing can be queued any more; what was is freed, and its work has returned. */
+	rslub_rcu_barrier();
+	destroy_workqueue(rslub_rcu_wq);
+	rslub_rcu_wq = NULL;
 	WRITE_ONCE(rslub_hooks_used, true);
 	module_put(THIS_MODULE);
 }
