@@ -188,7 +188,7 @@ suites+=(rslub_load rslub_traffic)
 # guest skips the load and traffic checks that do not match).
 SUITE=${SUITE:-}
 if [ -n "$SUITE" ]; then
-	[[ "$SUITE" =~ ^[A-Za-z0-9_*?.-]+$ ]] || die "SUITE=$SUITE: a glob of suite names"
+	[[ "$SUITE" =~ ^[][A-Za-z0-9_*?.-]+$ ]] || die "SUITE=$SUITE: a glob of suite names"
 	picked=()
 	for s in "${suites[@]}"; do
 		# shellcheck disable=SC2053 # SUITE is a glob
