@@ -97,23 +97,53 @@ LABELS = {"size", "nodes", "node", "order", "objects_per_slab", "objs_per_slab",
 
 
 def repeatability(first, second):
-    """Compares every figure of two boots: (figures, within 0.1%, worst [(rel, what)])."""
+    """Compares every figure of every record of two boots: (figures, within 0.1%, worst
+    [(rel, what)]). A record is keyed by all its labels (text fields, KEYS and LABELS)
+    and, among records with the same labels, by its place in the boot; a record missing
+    from the second boot counts each of its figures as differing."""
+    def labels(r):
+        return tuple(sorted((k, v) for k, v in r.items()
+                            if k != "boot" and (k in KEYS or k in LABELS or isinstance(v, str))))
+
     def index(rs):
-        return {tuple((k, r[k]) for k in KEYS if k in r): r for r in rs}
+        seen, out = {}, {}
+        for r in rs:
+            lab = labels(r)
+            seen[lab] = seen.get(lab, 0) + 1
+            out[lab + (("#", seen[lab]),)] = r
+        return out
+
+    def figures(r):
+        for field, v in r.items():
+            if field in LABELS or field in KEYS or field == "boot":
+                continue
+            if isinstance(v, dict):
+                for sub, w in v.items():
+                    if isinstance(w, (int, float)) and not isinstance(w, bool):
+                        yield f"{field}.{sub}", w
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                yield field, v
+
+    def get(r, field):
+        if r is None:
+            return None
+        if "." in field:
+            head, sub = field.split(".", 1)
+            d = r.get(head)
+            return d.get(sub) if isinstance(d, dict) else None
+        return r.get(field)
 
     a, b = index(first), index(second)
     n, same, diffs = 0, 0, []
     for key, r in a.items():
-        for field, v in r.items():
-            if field in LABELS or field == "boot" or not isinstance(v, (int, float)):
-                continue
-            w = b.get(key, {}).get(field)
+        for field, v in figures(r):
+            w = get(b.get(key), field)
             n += 1
             rel = abs(v - w) / max(abs(v), 1e-9) if isinstance(w, (int, float)) else float("inf")
             if rel <= 0.001:
                 same += 1
             else:
-                what = " ".join(f"{k}={v}" for k, v in key) + f" {field}: {v} / {w}"
+                what = " ".join(f"{k}={x}" for k, x in key) + f" {field}: {v} / {w}"
                 diffs.append((rel, what))
     diffs.sort(reverse=True)
     return n, same, diffs

@@ -195,6 +195,7 @@ if [ -n "$SUITE" ]; then
 		[[ "$s" == ${SUITE%%.*} ]] && picked+=("$s")
 	done
 	[ "${#picked[@]}" -gt 0 ] || die "SUITE=$SUITE matches no suite (${suites[*]})"
+	[ "${UPDATE_README:-0}" != 1 ] || die "UPDATE_README=1 needs every suite: drop SUITE"
 	suites=("${picked[@]}")
 	vng+=(--append "kunit.filter_glob=$SUITE")
 fi
