@@ -119,6 +119,20 @@ fn quiet(f: impl FnOnce()) -> u64 {
     now_ns() - t0
 }
 
+/// [`quiet`] read with the time-stamp counter, for a figure of one call. The guest's
+/// clocksource is the HPET (QEMU's TCG TSCs fail the kernel's synchronisation check),
+/// whose 100 MHz put `ktime_get()` in steps of 10 ns, so one call read through it came out
+/// in steps of 10 instructions. The TSC, read on one CPU with interrupts off, advances once
+/// per guest nanosecond (the guest calibrates it at 1 GHz), so once per instruction.
+fn quiet_tsc(f: impl FnOnce()) -> u64 {
+    let _irq = IrqDisabled::new();
+    // SAFETY: `rdtsc` has no precondition (x86-64 only, as the whole module).
+    let t0 = unsafe { core::arch::x86_64::_rdtsc() };
+    f();
+    // SAFETY: As above.
+    unsafe { core::arch::x86_64::_rdtsc() }.wrapping_sub(t0)
+}
+
 /// Lets the machine settle before a measurement: long enough asleep for the vmstat worker
 /// (once a second) to fold this CPU's page counter deltas. Where a delta stands against
 /// its fold threshold decides how many folds each page-allocator call pays, so without
@@ -414,7 +428,8 @@ fn all_cpus<A: Allocator + Sync>(a: &A, pairs: u64) -> Result<Centi> {
 
 /// The instructions of one allocation and of one free as a caller sees them: the median
 /// of `CHUNKS` quiet runs of one call, less the median of as many empty runs (under
-/// icount the clock's own reads cost the same every time). What the caller's code does
+/// icount the counter's own reads cost the same every time), read with the TSC
+/// ([`quiet_tsc`]). What the caller's code does
 /// differently around the call stays in the figure, a few instructions that move from
 /// one build to the next. The object goes back where it came from, so both calls stay on
 /// the fast paths.
@@ -422,10 +437,10 @@ fn one_call<A: Allocator>(a: &A) -> (Centi, Centi) {
     let (mut te, mut ta, mut tf) = ([0u64; CHUNKS + 1], [0u64; CHUNKS + 1], [0u64; CHUNKS + 1]);
     settle();
     for i in 0..=CHUNKS {
-        te[i] = quiet(|| {});
+        te[i] = quiet_tsc(|| {});
         let mut p = ptr::null_mut();
-        ta[i] = quiet(|| p = black_box(a.alloc()));
-        tf[i] = quiet(|| a.free(black_box(p)));
+        ta[i] = quiet_tsc(|| p = black_box(a.alloc()));
+        tf[i] = quiet_tsc(|| a.free(black_box(p)));
     }
     let empty = per_op(&mut te[1..], 1).0;
     let less = |t: &mut [u64]| Centi(per_op(t, 1).0.saturating_sub(empty));
