@@ -59,6 +59,14 @@ const NO_SLAB: *mut Slab = ptr::without_provenance_mut(1);
 /// of it, and neither does a null pointer, so every free goes to the slow path.
 const NO_BASE: u64 = u64::MAX;
 
+/// Flipped in `CpuSlab::base` of an active slab of the fallback order (smaller than the
+/// cache's order): the fast paths compare with the cache's order (`CacheCore::slab_mask`),
+/// and two such slabs can lie in one block of that size, so the compare must fail for
+/// every object, and frees into such a slab take the slow path (its own list, lock-free).
+/// Bit 62: the value stays in neither half of the address space's objects, whatever
+/// [`BASE_TAG`] does.
+const FALLBACK_TAG: u64 = 1 << 62;
+
 /// Flipped in `CpuSlab::base` of a cache whose frees need more than the fast path
 /// (`init_on_free`): the top bit, so the value lies in the lower half of the address
 /// space, far from every object, and the main free fast path never matches it; the one
@@ -93,22 +101,22 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 ///   free objects when it was put there (frees may empty it since).
 /// - If `slab` is [`NO_SLAB`], `freelist` is null, `base` is [`NO_BASE`] and `span` 0.
 ///   Otherwise `slab` is frozen by this CPU, `node` is its node, `base` the address of
-///   its first page (with [`BASE_TAG`] for a cache with `free_special`), `span` its size
-///   in bytes ([`Slab::span`]), and `freelist` chains free objects of `slab` only, owned
-///   by this CPU.
+///   its first page (with [`BASE_TAG`] for a cache with `free_special`, and
+///   [`FALLBACK_TAG`] for a slab smaller than the cache's order), `span` its size in
+///   bytes ([`Slab::span`]), and `freelist` chains free objects of `slab` only, owned by
+///   this CPU.
 #[repr(C, align(16))]
 pub(crate) struct CpuSlab {
     freelist: *mut u8,
     tid: u64,
     /// The active slab's address, which the free fast path compares with the object's:
-    /// slabs are naturally aligned blocks of pages, so an object is in the active slab
-    /// iff the two agree above the slab's size, `span` ([`FreePtr::same_slab`]). Cheaper
-    /// than looking up the object's page and its slab.
+    /// slabs are naturally aligned blocks of pages, so an object is in an active slab of
+    /// the cache's order iff the two agree above that size (`CacheCore::slab_mask`).
+    /// Cheaper than looking up the object's page and its slab. An active slab of the
+    /// fallback order holds [`FALLBACK_TAG`] here: no object matches it.
     base: u64,
-    /// The active slab's size in bytes (0 without one). The slab's own: a slab of the
-    /// fallback order is smaller than the cache's order, and two of them can lie in one
-    /// block of the larger size, where a mask of the cache's order would take an object
-    /// of one for an object of the other.
+    /// The active slab's size in bytes (0 without one), for the slow paths' checks of
+    /// its free pointers ([`CacheCore::checked_next`]).
     span: u64,
     slab: *mut Slab,
     /// The active slab's node, as a word the fast path compares with the node asked for.
@@ -122,15 +130,21 @@ pub(crate) struct CpuSlab {
 
 impl CpuSlab {
     /// Makes `slab` (frozen by this CPU) the active slab, with free list `freelist`.
-    /// `tag` is [`BASE_TAG`] for a cache with `free_special`, else 0.
-    fn set_active(&mut self, slab: *mut Slab, freelist: *mut u8, tag: u64) {
+    /// `tag` is [`BASE_TAG`] for a cache with `free_special`, else 0; `cache_span` the
+    /// bytes of a slab of the cache's order.
+    fn set_active(&mut self, slab: *mut Slab, freelist: *mut u8, tag: u64, cache_span: usize) {
         // INVARIANT: the caller froze `slab` for this CPU and gives it its free list;
         // `tid` advances.
         self.slab = slab;
         // SAFETY: `slab` is live (frozen by the caller).
         let slab = unsafe { &*slab };
         self.node = u64::from(slab.node);
-        self.base = slab.base() as u64 ^ tag;
+        let fallback = if slab.span() == cache_span {
+            0
+        } else {
+            FALLBACK_TAG
+        };
+        self.base = slab.base() as u64 ^ tag ^ fallback;
         self.span = slab.span() as u64;
         self.freelist = freelist;
         self.advance();
@@ -220,6 +234,13 @@ pub(crate) struct CacheCore {
     layout: Layout,
     /// How free pointers are stored (hardened, with a random value of this cache's).
     fp: FreePtr,
+    /// `!(bytes of a slab of the cache's order - 1)`: two objects of one such slab agree
+    /// on these bits ([`FreePtr::same_slab`]). The page allocator aligns `2^order` pages
+    /// to their size and the direct map keeps that alignment (its base is at least 1 GiB
+    /// aligned). A slab of the fallback order is smaller: its frees never take the free
+    /// fast path ([`FALLBACK_TAG`]), and the allocation fast path's check of its free
+    /// pointers is only as tight as this mask (the slow paths check its own size).
+    slab_mask: usize,
     ctor: Option<Ctor>,
     cpu: PerCpu<CpuSlab>,
     nodes: KVec<Pin<KBox<Node>>>,
@@ -342,6 +363,7 @@ impl CacheCore {
             pin_init!(Self {
                 name,
                 fp: FreePtr::new(layout.free_offset, shim::random_u64()),
+                slab_mask: !(layout::slab_bytes(layout.order) as usize - 1),
                 layout,
                 ctor: args.ctor,
                 cpu,

@@ -71,7 +71,6 @@ impl CacheCore {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const NODE: usize = offset_of!(CpuSlab, node);
-        const SPAN: usize = offset_of!(CpuSlab, span);
         let pcpu = self.pcpu();
         // One CPU's copy, read through one pointer: the task may migrate at any point
         // below, but every value comes from the CPU whose `tid` the commit checks. The
@@ -102,10 +101,7 @@ impl CacheCore {
         // A free pointer must stay in its slab: anything else (or the end of the list)
         // is sorted out with interrupts off, where no reuse can race. Unhardened, the end
         // of the list is committed as it is, and a corrupted pointer goes unnoticed.
-        if FreePtr::HARDENED
-            // SAFETY: As above (the active slab's own size, see `CpuSlab::span`).
-            && !FreePtr::same_slab(object, next, unsafe { arch::read_once::<SPAN>(c) } as usize)
-        {
+        if FreePtr::HARDENED && !FreePtr::same_slab(object, next, self.slab_mask) {
             return self.alloc_unusual(gfp, node);
         }
         // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
@@ -245,7 +241,8 @@ impl CacheCore {
     /// Makes `slab` (frozen by the caller, its free list starting at `object`) this CPU's
     /// active slab.
     pub(super) fn install(&self, c: &mut CpuSlab, slab: *mut Slab, object: *mut u8) {
-        c.set_active(slab, object, if self.free_special { BASE_TAG } else { 0 });
+        let tag = if self.free_special { BASE_TAG } else { 0 };
+        c.set_active(slab, object, tag, !self.slab_mask + 1);
     }
 
     /// Hands out `object`, the head of this CPU's free list, keeping the rest.
@@ -270,7 +267,7 @@ impl CacheCore {
     pub(super) unsafe fn checked_next(&self, object: *mut u8, span: usize) -> *mut u8 {
         // SAFETY: `object` is a free object of this cache owned by the caller.
         let next = unsafe { self.fp.get(object) };
-        if next.is_null() || FreePtr::same_slab(object, next, span) {
+        if next.is_null() || FreePtr::same_slab(object, next, !span.wrapping_sub(1)) {
             return next;
         }
         self.freelist_corrupted(object, next);

@@ -61,7 +61,6 @@ impl CacheCore {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const BASE: usize = offset_of!(CpuSlab, base);
-        const SPAN: usize = offset_of!(CpuSlab, span);
         const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
         let pcpu = self.pcpu();
         // As in `alloc_node`: one CPU's copy, `tid` first; the commit fails on any other
@@ -73,10 +72,8 @@ impl CacheCore {
         inject!(self, Point::FreeTidRead);
         // SAFETY: As above.
         let base = unsafe { arch::read_once::<BASE>(c) } ^ TAG;
-        // The active slab's own size, not the cache's order: see `CpuSlab::span`.
-        // SAFETY: As above.
-        let span = unsafe { arch::read_once::<SPAN>(c) } as usize;
-        if !FreePtr::same_slab(object, base as usize as *mut u8, span) {
+        // An active slab of the fallback order matches no object (`FALLBACK_TAG`).
+        if !FreePtr::same_slab(object, base as usize as *mut u8, self.slab_mask) {
             return if TAG == 0 {
                 // SAFETY: The caller's guarantees pass on.
                 unsafe { self.free_slow(object) }

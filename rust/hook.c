@@ -263,6 +263,16 @@ static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size,
 void (*rslub_test_before_destroy)(struct kmem_cache *s);
 #endif
 
+/* Destroys of backed caches, one at a time: the reference count each reads is exact. */
+static DEFINE_MUTEX(rslub_destroy_lock);
+/*
+ * The task of rslub_r_destroy() calling the kernel's kmem_cache_destroy() of a cache it
+ * left backed (another alias holds it), and that cache: that call goes through, where any
+ * other of the cache waits for the lock.
+ */
+static struct task_struct *rslub_destroy_task;
+static struct kmem_cache *rslub_destroy_kc;
+
 static notrace void rslub_r_destroy(struct kmem_cache *s)
 {
 	/*
@@ -271,13 +281,28 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
 	 * has returned.
 	 */
 	__module_get(THIS_MODULE);
-	/* Stop backing first: the table must not keep a pointer to a freed cache. */
-	rslub_back_destroying(s);
+	mutex_lock(&rslub_destroy_lock);
+	/*
+	 * Stop backing first: the table must not keep a pointer to a freed cache. But a
+	 * merged cache (slab merging, the default of distribution kernels) has one
+	 * reference per creator, and the kernel frees it only with the last: until then the
+	 * others still allocate from it, and it stays backed. Every destroy of a backed cache
+	 * comes here (aliases share the struct), under this lock, so no other destroy lowers
+	 * the count between this read and the kernel's decrement; a new alias may raise it,
+	 * which only leaves a cache unbacked that lives on.
+	 */
+	if (READ_ONCE(s->refcount) <= 1)
+		rslub_back_destroying(s);
 #ifdef RSLUB_INJECT
 	if (rslub_test_before_destroy)
 		rslub_test_before_destroy(s);
 #endif
+	WRITE_ONCE(rslub_destroy_kc, s);
+	WRITE_ONCE(rslub_destroy_task, current);
 	kmem_cache_destroy(s);
+	WRITE_ONCE(rslub_destroy_task, NULL);
+	WRITE_ONCE(rslub_destroy_kc, NULL);
+	mutex_unlock(&rslub_destroy_lock);
 	module_put(THIS_MODULE);
 }
 
@@ -469,11 +494,64 @@ static __always_inline bool rslub_any_foreign(size_t n, void **p)
  * kfree() or kmem_cache_free() cannot free it (it warns and leaks it), ksize() would
  * not know its size.
  */
+static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrace_regs *fregs,
+						  bool alloc)
+{
+	if (fn == (unsigned long)kfree)
+		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_kfree);
+	if (fn == (unsigned long)kmem_cache_free)
+		return RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
+	if (fn == (unsigned long)kmem_cache_alloc_noprof)
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
+	if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
+	if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
+	if (fn == (unsigned long)kmem_cache_alloc_bulk_noprof)
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
+	if (fn == (unsigned long)kmem_cache_free_bulk)
+		return RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
+	if (fn == (unsigned long)kvfree_call_rcu)
+		return RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kvfree_call_rcu);
+	if (fn == (unsigned long)kfree_call_rcu_nolock)
+		return RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kfree_call_rcu_nolock);
+	if (fn == (unsigned long)ksize)
+		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
+	if (fn == (unsigned long)krealloc_node_align_noprof)
+		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
+	if (fn == (unsigned long)kmem_cache_destroy)
+		/*
+		 * Only a backed cache (never the kernel's others) goes through rslub, but
+		 * not rslub_r_destroy()'s own call of the kernel's function.
+		 */
+		return RSLUB_TO(rslub_lookup(ARGP(0)) &&
+				!(READ_ONCE(rslub_destroy_task) == current &&
+				  READ_ONCE(rslub_destroy_kc) == ARGP(0)),
+				rslub_r_destroy);
+	return 0;
+}
+
+/*
+ * The handler when ftrace's recursion protection could not be taken (see above): rslub's
+ * objects still go to rslub, allocations to the kernel. Out of line: never on the path
+ * of an ordinary call.
+ */
+static noinline void notrace rslub_hook_recursing(unsigned long fn, struct ftrace_regs *fregs)
+{
+	unsigned long to;
+
+	/* The trylock disables preemption only when it succeeds. */
+	preempt_disable_notrace();
+	to = rslub_target(fn, fregs, false);
+	if (to)
+		ftrace_regs_set_instruction_pointer(fregs, to);
+	preempt_enable_notrace();
+}
+
 static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	unsigned long fn = ftrace_get_symaddr(ip), to = 0;
-	bool alloc = true;
+	unsigned long fn = ftrace_get_symaddr(ip), to;
 	int bit;
 
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
@@ -483,41 +561,13 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 	 * protection first and skips every handler, and the kernel's function runs.
 	 */
 	if (unlikely(bit < 0)) {
-		/* The trylock disables preemption only when it succeeds. */
-		preempt_disable_notrace();
-		alloc = false;
+		rslub_hook_recursing(fn, fregs);
+		return;
 	}
-	if (fn == (unsigned long)kfree)
-		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_kfree);
-	else if (fn == (unsigned long)kmem_cache_free)
-		to = RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
-	else if (fn == (unsigned long)kmem_cache_alloc_noprof)
-		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
-	else if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
-		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
-	else if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
-		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
-	else if (fn == (unsigned long)kmem_cache_alloc_bulk_noprof)
-		to = RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
-	else if (fn == (unsigned long)kmem_cache_free_bulk)
-		to = RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
-	else if (fn == (unsigned long)kvfree_call_rcu)
-		to = RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kvfree_call_rcu);
-	else if (fn == (unsigned long)kfree_call_rcu_nolock)
-		to = RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kfree_call_rcu_nolock);
-	else if (fn == (unsigned long)ksize)
-		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
-	else if (fn == (unsigned long)krealloc_node_align_noprof)
-		to = RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
-	else if (fn == (unsigned long)kmem_cache_destroy)
-		/* Only a backed cache (never the kernel's others) goes through rslub. */
-		to = RSLUB_TO(rslub_lookup(ARGP(0)), rslub_r_destroy);
+	to = rslub_target(fn, fregs, true);
 	if (to)
 		ftrace_regs_set_instruction_pointer(fregs, to);
-	if (likely(bit >= 0))
-		ftrace_test_recursion_unlock(bit);
-	else
-		preempt_enable_notrace();
+	ftrace_test_recursion_unlock(bit);
 }
 
 /*

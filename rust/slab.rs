@@ -525,11 +525,10 @@ impl FreePtr {
     }
 
     /// Whether `next` can be the free pointer of `obj`: in the same naturally aligned
-    /// block of `span` bytes (a power of two: a slab's pages are such a block). Null, the
-    /// end of a list, fails too, for the caller to tell apart off the fast path; so does
-    /// every pointer when `span` is 0.
+    /// block of `mask`'s size (`!(size - 1)`: a slab's pages are such a block). Null, the
+    /// end of a list, fails too, for the caller to tell apart off the fast path.
     #[inline(always)]
-    pub(crate) fn same_slab(obj: *mut u8, next: *mut u8, span: usize) -> bool {
-        (obj as usize ^ next as usize) < span
+    pub(crate) fn same_slab(obj: *mut u8, next: *mut u8, mask: usize) -> bool {
+        (obj as usize ^ next as usize) & mask == 0
     }
 }

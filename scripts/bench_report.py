@@ -415,8 +415,10 @@ def main():
         doc.append(f"\n.. image:: benchmarks/{svg}\n")
 
     doc.append(
-        "``fast_alloc`` and ``fast_free`` time a region around one call and subtract an empty\n"
-        "region (the clock's own reads): the call, its arguments and whatever the caller's\n"
+        "``fast_alloc`` and ``fast_free`` time a region around one call with the TSC (which\n"
+        "under ``-icount`` advances once per instruction; ``ktime_get()`` reads the HPET here,\n"
+        "in steps of 10) and subtract an empty region (the counter's own reads): the call,\n"
+        "its arguments and whatever the caller's\n"
         "code does differently around it, which moves such a figure by a few instructions\n"
         "from one build of the benchmark to the next (the disassembly of rslub's functions\n"
         "is the exact count, see Documentation/design.rst); both allocators are timed the\n"
@@ -675,7 +677,9 @@ vary from boot to boot (the wall-clock section at the end shows by how much, in 
 run). Under ``-icount shift=0`` the guest clock instead advances
 exactly one nanosecond per guest instruction, of whichever vCPU runs it (QEMU then runs
 the vCPUs in turn on one host thread), so a ``ktime_get()`` difference is an instruction
-count.
+count, to the resolution of the guest's clocksource: the HPET (the kernel finds QEMU's
+TCG TSCs unsynchronised), 100 MHz, so 10 instructions, a 0.005 of an operation in a run
+of 2000. The one-call tables read the TSC instead, which advances once per instruction.
 
 The guest is not a virtme-ng one (``scripts/bench_vm.sh``): its root file system is a
 small initramfs (busybox, the module, an ``/init`` that loads it and powers off), it

@@ -135,6 +135,33 @@ mod tests {
         assert_eq!(module_refcount(), refs);
     }
 
+    /// A merged cache has one reference per creator (slab merging, the default of
+    /// distribution kernels), and the kernel frees it only with the last: one creator's
+    /// `kmem_cache_destroy()` leaves it backed for the others, the last one unbacks it.
+    #[test]
+    fn destroying_one_alias_of_a_merged_cache_keeps_it_backed() {
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_alias", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        kc.add_reference();
+        let p = kc.alloc(Gfp::KERNEL);
+        assert!(p != 0 && rslub_owns(p));
+        // SAFETY: the reference taken above.
+        unsafe { kc.destroy_reference() };
+        // Still backed: the other creator allocates from rslub.
+        assert_eq!(back::backings(), base + 1);
+        let q = kc.alloc(Gfp::KERNEL);
+        assert!(q != 0 && rslub_owns(q));
+        // SAFETY: allocated above, freed once each.
+        unsafe {
+            kc.free(p);
+            kc.free(q);
+        }
+        // The last reference: unbacked (nothing left to drain), then freed by the kernel.
+        drop(kc);
+        assert_eq!(back::backings(), base);
+    }
+
     /// A free of an rslub object reaches rslub even when the hook cannot take ftrace's
     /// recursion protection (another tracer's handler freeing in the same context): the
     /// kernel's `kmem_cache_free()` must never get an object of rslub's, which it cannot

@@ -55,6 +55,7 @@ void *rslub_test_kc_alloc_node(struct kmem_cache *kc, gfp_t gfp, int node);
 void *rslub_test_kc_alloc_lru(struct kmem_cache *kc, gfp_t gfp);
 bool rslub_test_kc_alloc_bulk(struct kmem_cache *kc, gfp_t gfp, size_t n, void **p);
 void rslub_test_kc_free(struct kmem_cache *kc, void *obj);
+void rslub_test_kc_add_reference(struct kmem_cache *kc);
 bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj);
 void rslub_test_kfree(const void *obj);
 void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p);
@@ -568,6 +569,16 @@ bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj)
 	if (a >= 0)
 		ftrace_test_recursion_unlock(a);
 	return b >= 0;
+}
+
+/*
+ * One more reference on @kc, as slab merging takes one for each creator whose cache it
+ * merges into an existing one (the test kernel does not merge). Only the test uses @kc,
+ * so slab_mutex (not exported) is not needed to change its count.
+ */
+void rslub_test_kc_add_reference(struct kmem_cache *kc)
+{
+	WRITE_ONCE(kc->refcount, kc->refcount + 1);
 }
 
 int rslub_test_module_refcount(void)

@@ -78,6 +78,7 @@ mod ffi {
             kc: *mut kernel::bindings::kmem_cache,
             obj: *mut c_void,
         ) -> bool;
+        pub(super) fn rslub_test_kc_add_reference(kc: *mut kernel::bindings::kmem_cache);
         pub(super) fn rslub_test_kfree(obj: *const c_void);
         pub(super) static mut rslub_test_before_destroy:
             Option<unsafe extern "C" fn(*mut kernel::bindings::kmem_cache)>;
@@ -601,6 +602,24 @@ impl KernelCache {
     pub(crate) unsafe fn free_in_recursion(&self, obj: usize) -> bool {
         // SAFETY: The caller's guarantee.
         unsafe { ffi::rslub_test_kc_free_in_recursion(self.0.as_ptr(), obj as *mut c_void) }
+    }
+
+    /// Takes one more reference on the cache, as slab merging does for each creator
+    /// whose cache it merges into this one; [`KernelCache::destroy_reference`] drops it.
+    pub(crate) fn add_reference(&self) {
+        // SAFETY: A live cache only this test uses.
+        unsafe { ffi::rslub_test_kc_add_reference(self.0.as_ptr()) };
+    }
+
+    /// `kmem_cache_destroy()` of one reference of [`KernelCache::add_reference`]: the
+    /// cache lives on for the other.
+    ///
+    /// # Safety
+    ///
+    /// The cache must hold a reference taken by [`KernelCache::add_reference`].
+    pub(crate) unsafe fn destroy_reference(&self) {
+        // SAFETY: Another reference keeps the cache alive (caller).
+        unsafe { ffi::rslub_test_kc_destroy(self.0.as_ptr()) };
     }
 
     /// `kmem_cache_free_bulk()`.
