@@ -99,11 +99,11 @@ pub(crate) const DEFAULT_REMOTE_NODE_DEFRAG_RATIO: u32 = 1000;
 /// - `partial` chains `partial_slabs` slabs of the cache through `Slab::cpu_next`, none
 ///   frozen, none on a node list, each marked `ON_CPU_PARTIAL` in its state and with
 ///   free objects when it was put there (frees may empty it since).
-/// - If `slab` is [`NO_SLAB`], `freelist` is null, `base` is [`NO_BASE`] and `span` 0.
+/// - If `slab` is [`NO_SLAB`], `freelist` is null, `base` is [`NO_BASE`] and `mask` 0.
 ///   Otherwise `slab` is frozen by this CPU, `node` is its node, `base` the address of
 ///   its first page (with [`BASE_TAG`] for a cache with `free_special`, and
-///   [`FALLBACK_TAG`] for a slab smaller than the cache's order), `span` its size in
-///   bytes ([`Slab::span`]), and `freelist` chains free objects of `slab` only, owned by
+///   [`FALLBACK_TAG`] for a slab smaller than the cache's order), `mask` the mask of its
+///   size ([`Slab::span`]), and `freelist` chains free objects of `slab` only, owned by
 ///   this CPU.
 #[repr(C, align(16))]
 pub(crate) struct CpuSlab {
@@ -115,9 +115,9 @@ pub(crate) struct CpuSlab {
     /// Cheaper than looking up the object's page and its slab. An active slab of the
     /// fallback order holds [`FALLBACK_TAG`] here: no object matches it.
     base: u64,
-    /// The active slab's size in bytes (0 without one), for the slow paths' checks of
-    /// its free pointers ([`CacheCore::checked_next`]).
-    span: u64,
+    /// `!(bytes of the active slab - 1)` (0 without one), for the slow paths' checks of
+    /// its free pointers ([`CacheCore::checked_next`]): the slab's own size.
+    mask: usize,
     slab: *mut Slab,
     /// The active slab's node, as a word the fast path compares with the node asked for.
     node: u64,
@@ -145,7 +145,7 @@ impl CpuSlab {
             FALLBACK_TAG
         };
         self.base = slab.base() as u64 ^ tag ^ fallback;
-        self.span = slab.span() as u64;
+        self.mask = !(slab.span() - 1);
         self.freelist = freelist;
         self.advance();
     }
@@ -155,7 +155,7 @@ impl CpuSlab {
         // INVARIANT: no slab, an empty list, `tid` advances.
         self.slab = NO_SLAB;
         self.base = NO_BASE;
-        self.span = 0;
+        self.mask = 0;
         self.freelist = ptr::null_mut();
         self.advance();
     }

@@ -225,7 +225,7 @@ impl CacheCore {
                 // gave them in another context): this object only; the slab goes to
                 // the node, where only entitled callers take it (SLUB's `___slab_alloc`).
                 // SAFETY: `object` heads the new slab's private list, ours.
-                let rest = unsafe { self.checked_next(object, (*slab).span()) };
+                let rest = unsafe { self.checked_next(object, !((*slab).span() - 1)) };
                 // SAFETY: Frozen by us, with its private list `rest`; given up here.
                 unsafe { self.deactivate(slab, rest) };
                 return object;
@@ -249,25 +249,26 @@ impl CacheCore {
     pub(super) fn load_object(&self, c: &mut CpuSlab, object: *mut u8) -> *mut u8 {
         // SAFETY: `object` is a free object of this cache owned by this CPU (the head of
         // its list, which the caller holds with interrupts off).
-        c.freelist = unsafe { self.checked_next(object, c.span as usize) };
+        c.freelist = unsafe { self.checked_next(object, c.mask) };
         c.advance();
         object
     }
 
     /// The free pointer of `object`, a free object this CPU owns (its private list, with
-    /// interrupts off, or the caller's own list) in a slab of `span` bytes: no reuse can
+    /// interrupts off, or the caller's own list) in a slab whose size is `mask`'s
+    /// (`!(bytes - 1)`): no reuse can
     /// race, so a pointer out of the slab is corruption. It is reported and the list cut
     /// there: the objects after it are never handed out (nor freed: their slab keeps them
     /// counted in use).
     ///
     /// # Safety
     ///
-    /// `object` must be a free object of this cache that the caller owns, in a slab of
-    /// `span` bytes.
-    pub(super) unsafe fn checked_next(&self, object: *mut u8, span: usize) -> *mut u8 {
+    /// `object` must be a free object of this cache that the caller owns, in a slab whose
+    /// size is `mask`'s.
+    pub(super) unsafe fn checked_next(&self, object: *mut u8, mask: usize) -> *mut u8 {
         // SAFETY: `object` is a free object of this cache owned by the caller.
         let next = unsafe { self.fp.get(object) };
-        if next.is_null() || FreePtr::same_slab(object, next, !span.wrapping_sub(1)) {
+        if next.is_null() || FreePtr::same_slab(object, next, mask) {
             return next;
         }
         self.freelist_corrupted(object, next);
@@ -406,10 +407,13 @@ impl CacheCore {
                 // SAFETY: Interrupts are off: this CPU's copy is ours.
                 let c = unsafe { &mut *self.cpu.this_cpu() };
                 let mut taken = 0u64;
+                // Read once: the loop's stores through raw pointers keep the compiler
+                // from hoisting it.
+                let mask = c.mask;
                 while i < out.len() && !c.freelist.is_null() {
                     let object = c.freelist;
                     // SAFETY: `object` is on this CPU's private free list.
-                    c.freelist = unsafe { self.checked_next(object, c.span as usize) };
+                    c.freelist = unsafe { self.checked_next(object, mask) };
                     out[i] = object;
                     i += 1;
                     taken += 1;

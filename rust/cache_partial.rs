@@ -49,11 +49,12 @@ impl CacheCore {
         let s = unsafe { &*slab };
         // Stage one: count the private free objects and find the last.
         let (mut count, mut tail, mut p) = (0u32, ptr::null_mut::<u8>(), freelist);
+        let mask = !(s.span() - 1);
         while !p.is_null() {
             count += 1;
             tail = p;
-            // SAFETY: `p` is on the caller's private free list.
-            p = unsafe { self.checked_next(p, s.span()) };
+            // SAFETY: `p` is on the caller's private free list, of `slab`.
+            p = unsafe { self.checked_next(p, mask) };
         }
         // Stage two: unfreeze, putting the private objects in front of the shared ones.
         // SAFETY: `freelist`..`tail` are the caller's private objects of `slab`.
