@@ -360,6 +360,7 @@ impl CacheCore {
     #[inline(never)]
     fn unexpected_gfp(&self, gfp: Gfp) {
         let bad = gfp.slab_bug_bits();
+        let mut reported = false;
         if bad != 0 {
             pr_warn!(
                 "cache {}: unexpected gfp: {:#x}. Fixing up to gfp: {:#x}. Fix your code!\n",
@@ -367,15 +368,21 @@ impl CacheCore {
                 bad,
                 gfp.raw() & !bad
             );
-        } else if self.zero_with_ctor_reported.xchg(1, Relaxed) == 0 {
+            reported = true;
+        }
+        if self.ctor.is_some()
+            && gfp.has(Gfp::ZERO)
+            && self.zero_with_ctor_reported.xchg(1, Relaxed) == 0
+        {
             pr_warn!(
                 "cache {}: __GFP_ZERO with a constructor zeroes the constructed object. Fix your code!\n",
                 self.name()
             );
-        } else {
-            return;
+            reported = true;
         }
-        shim::dump_stack();
+        if reported {
+            shim::dump_stack();
+        }
     }
 
     /// `2^order` pages on `node` with exactly `gfp`.
