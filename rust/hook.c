@@ -15,6 +15,8 @@
  *    owned by rslub (rslub_object_cache())?
  *    Objects of slab pages are the kernel's, whatever the cache's backing, so objects
  *    allocated before backing and freed after it (or the reverse) go where they came from.
+ *  - under KASAN, mempool_alloc_slab, mempool_free and mempool_free_bulk: a slab pool
+ *    keeps only the kernel's objects (see "Mempools under KASAN" below).
  * The replacement functions call the kernel's own ones for the kernel's objects (and
  * for a cache unbacked meanwhile): the handler lets those through, as it lets every
  * kernel object and every unbacked cache through.
@@ -23,6 +25,7 @@
 #include <linux/ftrace.h>
 #include <linux/irq_work.h>
 #include <linux/llist.h>
+#include <linux/mempool.h>
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
@@ -432,6 +435,150 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 	}
 }
 
+#ifdef CONFIG_KASAN
+/*
+ * Mempools under KASAN. A slab pool (mempool_alloc_slab() or mempool_kmalloc() its
+ * allocation function) poisons each element it keeps in reserve with
+ * kasan_mempool_poison_object() (mempool_init(), mempool_resize(), mempool_free(); inline
+ * in mm/mempool.c), which reads the element's struct slab: NULL for an rslub object, a
+ * crash; and mm/kasan has no ftrace call sites to route around it. So under KASAN a
+ * slab pool keeps only the kernel's objects:
+ *  - every mempool_alloc_slab() call (the refill of mempool_init() and mempool_resize(),
+ *    and the first try of every mempool_alloc()) takes the kernel's object even for a
+ *    backed cache: rslub_r_mempool_alloc_slab() marks the task (rslub_pass) so that the
+ *    allocation handler lets its kmem_cache_alloc() through. Always, not only for a cache
+ *    backed when it is called: a cache backed between the handler and the allocation
+ *    must not slip an rslub object in.
+ *  - an rslub object given to mempool_free() or mempool_free_bulk() of a slab pool (one
+ *    allocated with kmem_cache_alloc(), which the API allows) is never kept: it goes to
+ *    the pool's free function, as when the pool is full.
+ * A backed cache whose objects go through mempools is thus served by rslub only for the
+ * allocations that do not; without KASAN nothing of this is hooked.
+ */
+
+/*
+ * Tasks whose allocations from backed caches go to the kernel for the moment, each with
+ * its interrupt context level (an interrupt on top of it allocates as usual). A slot is
+ * taken and released by its task only; the handler reads them while rslub_npass is
+ * not zero.
+ */
+#define RSLUB_PASS_SLOTS 64
+static struct rslub_pass {
+	struct task_struct *task;
+	unsigned char level;
+} rslub_pass[RSLUB_PASS_SLOTS] = {
+	[0 ... RSLUB_PASS_SLOTS - 1] = { .level = U8_MAX },
+};
+static atomic_t rslub_npass;
+
+/* Whether this context marked itself with rslub_pass_mark(). */
+static __always_inline bool rslub_passing(void)
+{
+	unsigned char level;
+	int i;
+
+	if (likely(!atomic_read(&rslub_npass)))
+		return false;
+	level = interrupt_context_level();
+	for (i = 0; i < RSLUB_PASS_SLOTS; i++) {
+		if (READ_ONCE(rslub_pass[i].task) == current &&
+		    READ_ONCE(rslub_pass[i].level) == level)
+			return true;
+	}
+	return false;
+}
+
+/* Marks this context (see rslub_pass): the slot, or -1 if none is free. */
+static int rslub_pass_mark(void)
+{
+	int i;
+
+	for (i = 0; i < RSLUB_PASS_SLOTS; i++) {
+		if (!READ_ONCE(rslub_pass[i].task) &&
+		    !cmpxchg(&rslub_pass[i].task, NULL, current)) {
+			/* Only this task reads the level with its own task in the slot. */
+			WRITE_ONCE(rslub_pass[i].level, interrupt_context_level());
+			atomic_inc(&rslub_npass);
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void rslub_pass_unmark(int slot)
+{
+	atomic_dec(&rslub_npass);
+	/* No level may match another context of this task's while it reuses the slot. */
+	WRITE_ONCE(rslub_pass[slot].level, U8_MAX);
+	smp_store_release(&rslub_pass[slot].task, NULL);
+}
+
+static notrace void *rslub_r_mempool_alloc_slab(gfp_t gfp, void *pool_data)
+{
+	struct kmem_cache *s = pool_data;
+	void *p = NULL;
+	int slot;
+
+	/* The kernel's allocation may sleep in module text's stead (RSLUB_HOLDING_MODULE). */
+	__module_get(THIS_MODULE);
+	while ((slot = rslub_pass_mark()) < 0) {
+		/* 64 tasks in a pool's allocation at once: fail as a pool allocation may. */
+		if (!gfpflags_allow_blocking(gfp))
+			goto out;
+		cond_resched();
+	}
+	p = kmem_cache_alloc_noprof(s, gfp);
+	rslub_pass_unmark(slot);
+out:
+	module_put(THIS_MODULE);
+	return p;
+}
+
+/* Whether @pool poisons the elements it keeps through their struct slab. */
+static __always_inline bool rslub_slab_pool(const struct mempool *pool)
+{
+	return pool->alloc == mempool_alloc_slab || pool->alloc == mempool_kmalloc;
+}
+
+/*
+ * mempool_free_bulk() of elements some of which are rslub's: the kernel's function
+ * takes the first elements the pool needs, and the caller frees the rest,
+ * @elems[returned..@count), with the pool's free function. The kernel's objects go
+ * first, so that the pool takes only those.
+ */
+static notrace unsigned int rslub_r_mempool_free_bulk(struct mempool *pool, void **elems,
+						      unsigned int count)
+{
+	unsigned int i, kernel = 0;
+
+	for (i = 0; i < count; i++) {
+		if (!rslub_foreign(elems[i])) {
+			swap(elems[i], elems[kernel]);
+			kernel++;
+		}
+	}
+	/* With none, a pool of min_nr 0 would still take the first. */
+	return kernel ? mempool_free_bulk(pool, elems, kernel) : 0;
+}
+
+static notrace void rslub_r_mempool_free(void *element, struct mempool *pool)
+{
+	pool->free(element, pool->pool_data);
+}
+
+#define RSLUB_HOOKED_KASAN(X)						\
+	X(mempool_alloc_slab)						\
+	X(mempool_free)							\
+	X(mempool_free_bulk)
+#else
+static __always_inline bool rslub_passing(void)
+{
+	return false;
+}
+
+#define RSLUB_HOOKED_KASAN(X)
+#endif /* CONFIG_KASAN */
+
 /* The hooked functions, most called first: the handler compares in this order. */
 #define RSLUB_HOOKED(X)							\
 	X(kfree)							\
@@ -445,7 +592,8 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 	X(kfree_call_rcu_nolock)					\
 	X(ksize)							\
 	X(krealloc_node_align_noprof)					\
-	X(kmem_cache_destroy)
+	X(kmem_cache_destroy)						\
+	RSLUB_HOOKED_KASAN(X)
 
 #define RSLUB_FN_ADDR(fn) (unsigned long)fn,
 #define RSLUB_ONE(fn) +1
@@ -459,7 +607,7 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 static __always_inline bool rslub_alloc_backed(struct kmem_cache *kc)
 {
 	if (rslub_lookup(kc))
-		return true;
+		return !rslub_passing();
 	if (unlikely(READ_ONCE(rslub_nwatched)))
 		rslub_watch_check(kc);
 	return false;
@@ -528,6 +676,16 @@ static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrac
 				!(READ_ONCE(rslub_destroy_task) == current &&
 				  READ_ONCE(rslub_destroy_kc) == ARGP(0)),
 				rslub_r_destroy);
+#ifdef CONFIG_KASAN
+	if (fn == (unsigned long)mempool_alloc_slab)
+		return RSLUB_TO(alloc, rslub_r_mempool_alloc_slab);
+	if (fn == (unsigned long)mempool_free)
+		return RSLUB_TO(rslub_foreign(ARGP(0)) && rslub_slab_pool(ARGP(1)),
+				rslub_r_mempool_free);
+	if (fn == (unsigned long)mempool_free_bulk)
+		return RSLUB_TO(rslub_slab_pool(ARGP(0)) && rslub_any_foreign((unsigned int)ARG(2), ARGP(1)),
+				rslub_r_mempool_free_bulk);
+#endif
 	return 0;
 }
 

@@ -23,7 +23,7 @@ mod tests {
         test_shim::{
             kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
             kfree_rcu_nolock_inner, krealloc, ksize, module_refcount, msleep, on_slab_page,
-            read_file, set_before_destroy, skip, write_file, KernelCache, Thread,
+            read_file, set_before_destroy, skip, write_file, KernelCache, Mempool, Thread,
         },
     };
     use core::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
@@ -255,6 +255,75 @@ mod tests {
         assert!(bytes.iter().all(|&x| x == 0x6b));
         // SAFETY: allocated above, freed once.
         unsafe { kc.free(a) };
+        assert_eq!(back::release_drained(), 0);
+        assert_eq!(back::backings(), base);
+    }
+
+    /// A slab mempool on a backed cache. Under KASAN, `mempool_init()` and `mempool_free()`
+    /// poison the elements a pool keeps through their `struct slab`
+    /// (`kasan_mempool_poison_object()`), which an rslub object has not: a pool keeps
+    /// only the kernel's objects, whether it was made before or after backing, refilled
+    /// by frees (an rslub object freed into it, alone or in bulk, goes back to rslub) or
+    /// resized. Without KASAN its elements are rslub's, as any other allocation.
+    #[test]
+    fn slab_mempools_on_a_backed_cache_keep_only_objects_kasan_can_poison() {
+        let kasan = cfg!(CONFIG_KASAN);
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_pool", SIZE, 0, 0, None).expect("kmem_cache");
+        let made_before = Mempool::slab(2, &kc).expect("mempool");
+        back::back(handle(&kc)).expect("back");
+        // mempool_init() fills the reserve from the pool's allocation function.
+        let made_after = Mempool::slab(2, &kc).expect("mempool");
+        // What the pool's allocation function hands out while the cache is backed.
+        let from_pool = |p: usize| p != 0 && rslub_owns(p) != kasan;
+        for (pool, backed_reserve) in [(&made_before, false), (&made_after, !kasan)] {
+            assert_eq!(pool.reserved(), 2);
+            // mempool_alloc() tries the allocation function first.
+            let a = pool.alloc(Gfp::KERNEL);
+            assert!(from_pool(a));
+            let [r1, r2] = [pool.alloc_reserved(), pool.alloc_reserved()];
+            assert!(r1 != 0 && rslub_owns(r1) == backed_reserve);
+            assert!(r2 != 0 && rslub_owns(r2) == backed_reserve);
+            assert_eq!((pool.alloc_reserved(), pool.reserved()), (0, 0));
+            // An rslub object freed into a pool that needs refilling.
+            let d = kc.alloc(Gfp::KERNEL);
+            assert!(rslub_owns(d));
+            // SAFETY: live objects of the pool's cache, each freed once and not used after.
+            unsafe {
+                pool.free(d);
+                assert_eq!(pool.reserved(), if kasan { 0 } else { 1 });
+                let mut bulk = [kc.alloc(Gfp::KERNEL), a, r1];
+                assert!(rslub_owns(bulk[0]));
+                let taken = pool.free_bulk(&mut bulk);
+                assert_eq!(pool.reserved(), 2);
+                assert_eq!(taken, if kasan { 2 } else { 1 });
+                for e in &bulk[..taken] {
+                    assert!(!kasan || !rslub_owns(*e));
+                }
+                for e in &bulk[taken..] {
+                    kc.free(*e);
+                }
+                // A full pool frees what it is given.
+                pool.free(r2);
+                assert_eq!(pool.reserved(), 2);
+            }
+            // Growing takes new elements from the allocation function.
+            pool.resize(4).expect("mempool_resize");
+            assert_eq!(pool.reserved(), 4);
+            let reserve: [usize; 4] = core::array::from_fn(|_| pool.alloc_reserved());
+            for r in reserve {
+                assert!(r != 0 && !(kasan && rslub_owns(r)));
+            }
+            for r in reserve {
+                // SAFETY: taken from the pool above, given back once.
+                unsafe { pool.free(r) };
+            }
+            assert_eq!(pool.reserved(), 4);
+        }
+        // Destroying the pools frees their elements, rslub's to rslub: none is left.
+        drop(made_after);
+        drop(made_before);
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
     }

@@ -24,6 +24,7 @@
 #include <linux/timer.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
+#include <linux/mempool.h>
 
 /* A pinned timer that calls fn(arg) in softirq context on one CPU every jiffy. */
 struct rslub_test_tick {
@@ -67,6 +68,14 @@ void rslub_test_kfree_rcu_headless(void *obj);
 void rslub_test_kfree_rcu_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
+mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc);
+void rslub_test_mempool_destroy(mempool_t *pool);
+void *rslub_test_mempool_alloc(mempool_t *pool, gfp_t gfp);
+void *rslub_test_mempool_alloc_preallocated(mempool_t *pool);
+void rslub_test_mempool_free(mempool_t *pool, void *element);
+unsigned int rslub_test_mempool_free_bulk(mempool_t *pool, void **elements, unsigned int n);
+int rslub_test_mempool_resize(mempool_t *pool, int min_nr);
+int rslub_test_mempool_reserved(mempool_t *pool);
 struct page *rslub_test_alloc_split(unsigned int order);
 void rslub_test_free_page(struct page *page);
 void rslub_test_set_pfmemalloc(struct page *page);
@@ -518,6 +527,48 @@ void rslub_test_kfree_rcu_nolock_inner(void *obj)
 	struct rslub_test_rcu_inner *o = obj;
 
 	kfree_rcu_nolock(o, head);
+}
+
+/* A slab mempool: mempool_create_slab_pool(). */
+mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc)
+{
+	return mempool_create_slab_pool(min_nr, kc);
+}
+
+void rslub_test_mempool_destroy(mempool_t *pool)
+{
+	mempool_destroy(pool);
+}
+
+void *rslub_test_mempool_alloc(mempool_t *pool, gfp_t gfp)
+{
+	return mempool_alloc(pool, gfp);
+}
+
+void *rslub_test_mempool_alloc_preallocated(mempool_t *pool)
+{
+	return mempool_alloc_preallocated(pool);
+}
+
+void rslub_test_mempool_free(mempool_t *pool, void *element)
+{
+	mempool_free(element, pool);
+}
+
+unsigned int rslub_test_mempool_free_bulk(mempool_t *pool, void **elements, unsigned int n)
+{
+	return mempool_free_bulk(pool, elements, n);
+}
+
+int rslub_test_mempool_resize(mempool_t *pool, int min_nr)
+{
+	return mempool_resize(pool, min_nr);
+}
+
+/* The number of elements the pool holds in reserve. */
+int rslub_test_mempool_reserved(mempool_t *pool)
+{
+	return READ_ONCE(pool->curr_nr);
 }
 
 /* Whether @obj is on a slab page, i.e. the kernel's allocator's. */

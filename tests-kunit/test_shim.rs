@@ -95,6 +95,21 @@ mod ffi {
         pub(super) fn rslub_test_kfree_rcu_inner(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_nolock_inner(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
+        pub(super) fn rslub_test_mempool_create(
+            min_nr: i32,
+            kc: *mut kernel::bindings::kmem_cache,
+        ) -> *mut c_void;
+        pub(super) fn rslub_test_mempool_destroy(pool: *mut c_void);
+        pub(super) fn rslub_test_mempool_alloc(pool: *mut c_void, gfp: u32) -> usize;
+        pub(super) fn rslub_test_mempool_alloc_preallocated(pool: *mut c_void) -> usize;
+        pub(super) fn rslub_test_mempool_free(pool: *mut c_void, element: usize);
+        pub(super) fn rslub_test_mempool_free_bulk(
+            pool: *mut c_void,
+            elements: *mut usize,
+            n: u32,
+        ) -> u32;
+        pub(super) fn rslub_test_mempool_resize(pool: *mut c_void, min_nr: i32) -> i32;
+        pub(super) fn rslub_test_mempool_reserved(pool: *mut c_void) -> i32;
         pub(super) fn rslub_test_module_refcount() -> i32;
         pub(super) fn rslub_test_cpu_down(cpu: u32) -> i32;
         pub(super) fn rslub_test_cpu_up(cpu: u32) -> i32;
@@ -721,6 +736,90 @@ pub(crate) unsafe fn kfree_rcu_inner(obj: usize) {
 pub(crate) unsafe fn kfree_rcu_nolock_inner(obj: usize) {
     // SAFETY: The caller's guarantee.
     unsafe { ffi::rslub_test_kfree_rcu_nolock_inner(obj as *mut c_void) };
+}
+
+/// A slab mempool on a kernel cache (`mempool_create_slab_pool()`), destroyed on drop.
+///
+/// # Invariants
+///
+/// `self.pool` is a live mempool whose elements are objects of the cache it was made on,
+/// which the borrow keeps alive.
+pub(crate) struct Mempool<'a> {
+    pool: NonNull<c_void>,
+    _cache: core::marker::PhantomData<&'a KernelCache>,
+}
+
+impl<'a> Mempool<'a> {
+    /// A pool holding `min_nr` elements of `kc` in reserve.
+    pub(crate) fn slab(min_nr: i32, kc: &'a KernelCache) -> Result<Self> {
+        // SAFETY: `kc` is a live cache, alive as long as the pool (the borrow).
+        let p = unsafe { ffi::rslub_test_mempool_create(min_nr, kc.raw().as_ptr()) };
+        // INVARIANT: a pool just made on `kc`.
+        NonNull::new(p)
+            .map(|pool| Self {
+                pool,
+                _cache: core::marker::PhantomData,
+            })
+            .ok_or(ENOMEM)
+    }
+
+    /// `mempool_alloc()`: 0 only if `gfp` cannot wait.
+    pub(crate) fn alloc(&self, gfp: crate::gfp::Gfp) -> usize {
+        // SAFETY: A live pool (invariant).
+        unsafe { ffi::rslub_test_mempool_alloc(self.pool.as_ptr(), gfp.raw()) }
+    }
+
+    /// `mempool_alloc_preallocated()`: one of the reserved elements, or 0.
+    pub(crate) fn alloc_reserved(&self) -> usize {
+        // SAFETY: A live pool (invariant).
+        unsafe { ffi::rslub_test_mempool_alloc_preallocated(self.pool.as_ptr()) }
+    }
+
+    /// `mempool_free()`.
+    ///
+    /// # Safety
+    ///
+    /// `element` must be a live object of the pool's cache, not used afterwards.
+    pub(crate) unsafe fn free(&self, element: usize) {
+        // SAFETY: A live pool (invariant), and the caller's guarantee.
+        unsafe { ffi::rslub_test_mempool_free(self.pool.as_ptr(), element) };
+    }
+
+    /// `mempool_free_bulk()`: the pool takes the first elements it returns the number
+    /// of (the function may reorder `elements`); the caller frees the others.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Mempool::free`], for every element.
+    pub(crate) unsafe fn free_bulk(&self, elements: &mut [usize]) -> usize {
+        // SAFETY: A live pool (invariant), and the caller's guarantee.
+        unsafe {
+            ffi::rslub_test_mempool_free_bulk(
+                self.pool.as_ptr(),
+                elements.as_mut_ptr(),
+                elements.len() as u32,
+            ) as usize
+        }
+    }
+
+    /// `mempool_resize()`.
+    pub(crate) fn resize(&self, min_nr: i32) -> Result {
+        // SAFETY: A live pool (invariant); nothing destroys it meanwhile (`&self`).
+        to_result(unsafe { ffi::rslub_test_mempool_resize(self.pool.as_ptr(), min_nr) })
+    }
+
+    /// The number of elements held in reserve.
+    pub(crate) fn reserved(&self) -> i32 {
+        // SAFETY: A live pool (invariant).
+        unsafe { ffi::rslub_test_mempool_reserved(self.pool.as_ptr()) }
+    }
+}
+
+impl Drop for Mempool<'_> {
+    fn drop(&mut self) {
+        // SAFETY: A live pool (invariant), destroyed once; its elements go back to the cache.
+        unsafe { ffi::rslub_test_mempool_destroy(self.pool.as_ptr()) };
+    }
 }
 
 /// Whether `obj` is on a slab page: an object of the kernel's own allocator.
