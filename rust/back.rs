@@ -16,6 +16,7 @@
 
 use crate::{
     cache::{CacheArgs, CacheCore},
+    inject::{inject, Point},
     registry::Cache,
     slab,
 };
@@ -59,6 +60,8 @@ mod ffi {
         pub(super) fn rslub_kc_known(name: *const c_char) -> *mut bindings::kmem_cache;
         pub(super) fn rslub_hook_watch(name: *const c_char) -> c_int;
         pub(super) fn rslub_hook_seen(slot: c_int) -> *mut bindings::kmem_cache;
+        pub(super) fn rslub_hook_seen_destroyed(kc: *mut bindings::kmem_cache);
+        pub(super) fn rslub_hook_seen_gone(slot: c_int) -> bool;
         pub(super) fn rslub_hook_unwatch(slot: c_int);
     }
 }
@@ -146,13 +149,19 @@ pub(crate) unsafe extern "C" fn rslub_object_size(obj: *const c_void) -> usize {
 /// Called by the hooks when a backed cache is being destroyed by its owner
 /// (`kmem_cache_destroy()`): it is unbacked first, so the table never points at a freed
 /// cache. Objects rslub still holds for it drain as after any unbacking.
+///
+/// A cache found by name and not backed yet ([`Found`]) is marked destroyed, under the
+/// same lock: backing it afterwards is refused.
 #[no_mangle]
 pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache) {
     if let Some(kc) = NonNull::new(kc) {
         // SAFETY: The cache is live until the kernel's `kmem_cache_destroy()`, which runs
         // after this returns.
         let kc = unsafe { KmemCache::from_raw(kc) };
-        if let Ok(live) = unback(kc) {
+        let mut st = BACK.lock();
+        // SAFETY: No precondition; compares the pointer only.
+        unsafe { ffi::rslub_hook_seen_destroyed(kc.as_ptr()) };
+        if let Ok(live) = unback_locked(&mut st, kc) {
             if live != 0 {
                 pr_warn!(
                     "a backed cache was destroyed with {live} objects still allocated from rslub\n"
@@ -339,6 +348,13 @@ fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
 
 /// Backs `kc` with a new rslub cache of the same name, object size, alignment and
 /// constructor (see [`prepare`] for the refusals).
+#[cfg_attr(
+    not(rslub_kunit),
+    expect(
+        dead_code,
+        reason = "the suites and the benchmark back caches they made"
+    )
+)]
 pub(crate) fn back(kc: KmemCache) -> Result {
     let mut st = BACK.lock();
     let p = prepare(&mut st, kc)?;
@@ -351,7 +367,11 @@ pub(crate) fn back(kc: KmemCache) -> Result {
 /// objects rslub still holds for it; while there are some, the rslub cache drains
 /// (see [`release_drained`]). `ENOENT` if `kc` is not backed. May sleep.
 pub(crate) fn unback(kc: KmemCache) -> Result<u64> {
-    let mut st = BACK.lock();
+    unback_locked(&mut BACK.lock(), kc)
+}
+
+/// [`unback`], under the lock.
+fn unback_locked(st: &mut State, kc: KmemCache) -> Result<u64> {
     let i = st
         .list
         .iter()
@@ -371,7 +391,7 @@ pub(crate) fn unback(kc: KmemCache) -> Result<u64> {
             let _ = b.cache.destroy();
         }
     }
-    unhook_if_idle(&mut st);
+    unhook_if_idle(st);
     Ok(live)
 }
 
@@ -428,26 +448,80 @@ pub(crate) fn backings() -> usize {
 
 /// Backs the kernel cache named `name` (see [`back`] and [`find`]).
 pub(crate) fn back_name(name: &CStr) -> Result {
-    back(find(name)?)
+    let found = find(name)?;
+    back_found(core::slice::from_ref(&found))
+}
+
+/// A kernel cache found by name ([`find`]).
+///
+/// # Invariants
+///
+/// `kc` is one of the kernel's exported caches (`slot` is `None`), which live as long as
+/// the kernel; or the cache that watch `slot` saw allocate, watched (on `name`) until
+/// this is dropped, and live unless `rslub_hook_seen_gone(slot)`: its destroy goes
+/// through the hooks, which mark the watch under the backing lock before the kernel
+/// frees it. So under that lock, a cache that is not marked is live until the lock is
+/// released, and after that only if it was backed meanwhile (destroying unbacks it).
+struct Found {
+    kc: KmemCache,
+    slot: Option<c_int>,
+    name: kernel::str::CString,
+}
+
+impl Found {
+    /// The cache found, unless it was destroyed since it was found (refused with
+    /// `ENOENT` and a message): live until `_st` is released (invariant).
+    fn live(&self, _st: &State) -> Result<KmemCache> {
+        if let Some(slot) = self.slot {
+            // SAFETY: `slot` is watched (invariant).
+            if unsafe { ffi::rslub_hook_seen_gone(slot) } {
+                pr_err!(
+                    "cannot back {}: the cache of that name was destroyed meanwhile\n",
+                    &*self.name
+                );
+                return Err(ENOENT);
+            }
+        }
+        Ok(self.kc)
+    }
+}
+
+impl Drop for Found {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads
+            // `self.name`.
+            unsafe { ffi::rslub_hook_unwatch(slot) };
+            let mut st = BACK.lock();
+            st.watching -= 1;
+            unhook_if_idle(&mut st);
+        }
+    }
 }
 
 /// The kernel cache named `name`. The kernel's list of caches is not exported: a cache
 /// the kernel exports a pointer to (the skb caches) is found at once; any other when it
 /// next allocates, and a name that allocates nothing for a second is refused with
 /// `ENOENT` (unknown, or idle), with a message saying so. Registers the hooks while it
-/// looks, and leaves them as it found them.
-fn find(name: &CStr) -> Result<KmemCache> {
+/// looks and until the result is dropped (it keeps watching, see [`Found`]).
+fn find(name: &CStr) -> Result<Found> {
+    let owned = kernel::str::CString::try_from(name)?;
     // SAFETY: `name` is a valid C string.
     if let Some(kc) = NonNull::new(unsafe { ffi::rslub_kc_known(name.as_char_ptr()) }) {
-        // SAFETY: The kernel's own long-lived caches, destroyed only through the hooked
-        // `kmem_cache_destroy()`, which unbacks first.
-        return Ok(unsafe { KmemCache::from_raw(kc) });
+        // INVARIANT: the kernel's own long-lived caches.
+        return Ok(Found {
+            // SAFETY: Destroyed only through the hooked `kmem_cache_destroy()`, which
+            // unbacks first.
+            kc: unsafe { KmemCache::from_raw(kc) },
+            slot: None,
+            name: owned,
+        });
     }
-    let owned = kernel::str::CString::try_from(name)?;
     let slot = {
         let mut st = BACK.lock();
         hook(&mut st)?;
-        // SAFETY: `owned` stays valid until `rslub_hook_unwatch()` below returns.
+        // SAFETY: `owned` stays valid until `rslub_hook_unwatch()` (in `Found::drop`,
+        // or below).
         let slot = unsafe { ffi::rslub_hook_watch(owned.as_char_ptr()) };
         if slot < 0 {
             unhook_if_idle(&mut st);
@@ -466,22 +540,47 @@ fn find(name: &CStr) -> Result<KmemCache> {
         }
         crate::shim::msleep(1);
     }
+    if let Some(kc) = NonNull::new(seen) {
+        // INVARIANT: the cache the watch saw, watched until the `Found` is dropped.
+        return Ok(Found {
+            // SAFETY: `Found::live` gives it out only while it is live (see there).
+            kc: unsafe { KmemCache::from_raw(kc) },
+            slot: Some(slot),
+            name: owned,
+        });
+    }
     // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads `owned`.
     unsafe { ffi::rslub_hook_unwatch(slot) };
     let mut st = BACK.lock();
     st.watching -= 1;
     unhook_if_idle(&mut st);
-    match NonNull::new(seen) {
-        // SAFETY: A cache that allocated an instant ago; its owner must not destroy it
-        // while it is being backed (and destruction later unbacks it: see the hooks).
-        Some(kc) => Ok(unsafe { KmemCache::from_raw(kc) }),
-        None => {
-            pr_err!(
-                "cannot back {name}: no cache of that name allocated within {SEEN_WITHIN_MS} ms (unknown, or idle)\n"
-            );
-            Err(ENOENT)
-        }
+    pr_err!(
+        "cannot back {name}: no cache of that name allocated within {SEEN_WITHIN_MS} ms (unknown, or idle)\n"
+    );
+    Err(ENOENT)
+}
+
+/// Backs every cache of `found`, or none ([`prepare`], [`publish`]), under one hold of
+/// the lock: none can be destroyed in between (see [`Found`]).
+fn back_found(found: &[Found]) -> Result {
+    for f in found {
+        inject!(f, Point::NameFound);
     }
+    let mut st = BACK.lock();
+    let mut prepared = KVec::with_capacity(found.len(), GFP_KERNEL)?;
+    for f in found {
+        let kc = f.live(&st)?;
+        if prepared.iter().any(|p: &Prepared| p.kc == kc) {
+            pr_err!("cannot back {}: named twice\n", &*f.name);
+            return Err(EINVAL);
+        }
+        let p = prepare(&mut st, kc)?;
+        prepared.push(p, GFP_KERNEL)?;
+    }
+    if prepared.is_empty() {
+        return Ok(());
+    }
+    publish(&mut st, prepared)
 }
 
 /// Stops backing the cache named `name` (see [`unback`]).
@@ -516,20 +615,12 @@ pub(crate) fn loaded() -> bool {
 /// leaves no hook and nothing that points into the module.
 pub(crate) fn back_all(names: &CStr) -> Result {
     let s = names.to_str().map_err(|_| EINVAL)?;
-    let mut prepared: KVec<Prepared> = KVec::new();
+    let mut found: KVec<Found> = KVec::new();
     for n in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let c = kernel::str::CString::try_from_fmt(fmt!("{n}"))?;
-        let kc = find(&c)?;
-        if prepared.iter().any(|p| p.kc == kc) {
-            pr_err!("cannot back {n}: named twice\n");
-            return Err(EINVAL);
-        }
-        let p = prepare(&mut BACK.lock(), kc)?;
-        prepared.push(p, GFP_KERNEL)?;
+        found.push(find(&c)?, GFP_KERNEL)?;
     }
-    if !prepared.is_empty() {
-        publish(&mut BACK.lock(), prepared)?;
-    }
+    back_found(&found)?;
     LOADED.store(1, kernel::sync::atomic::Release);
     Ok(())
 }

@@ -59,6 +59,8 @@ const char *rslub_kc_refusal(struct kmem_cache *kc);
 struct kmem_cache *rslub_kc_known(const char *name);
 int rslub_hook_watch(const char *name);
 struct kmem_cache *rslub_hook_seen(int slot);
+void rslub_hook_seen_destroyed(struct kmem_cache *kc);
+bool rslub_hook_seen_gone(int slot);
 void rslub_hook_unwatch(int slot);
 
 /*
@@ -80,9 +82,11 @@ static int rslub_backed_end;
  * while any is watched. Written under rslub_backed_lock, read in the handler (preemption
  * off: rslub_hook_unwatch() waits for it with synchronize_rcu()).
  */
-#define RSLUB_MAX_WATCHED 8
+#define RSLUB_MAX_WATCHED RSLUB_MAX_BACKED
 static const char *rslub_watched[RSLUB_MAX_WATCHED];
 static struct kmem_cache *rslub_seen[RSLUB_MAX_WATCHED];
+/* The cache seen was destroyed since (rslub_hook_seen_destroyed()). */
+static bool rslub_seen_gone[RSLUB_MAX_WATCHED];
 static int rslub_nwatched;
 
 static __always_inline void rslub_watch_check(struct kmem_cache *kc)
@@ -95,6 +99,23 @@ static __always_inline void rslub_watch_check(struct kmem_cache *kc)
 		if (name && !READ_ONCE(rslub_seen[i]) && kc && !strcmp(kc->name, name))
 			cmpxchg(&rslub_seen[i], NULL, kc);
 	}
+}
+
+/*
+ * Whether @kc was seen by a watch still open: its destroy goes through rslub_r_destroy(),
+ * which marks the watch, so that it is not backed after its struct is freed.
+ */
+static __always_inline bool rslub_watch_saw(struct kmem_cache *kc)
+{
+	int i;
+
+	if (likely(!READ_ONCE(rslub_nwatched)))
+		return false;
+	for (i = 0; i < RSLUB_MAX_WATCHED; i++) {
+		if (READ_ONCE(rslub_watched[i]) && READ_ONCE(rslub_seen[i]) == kc)
+			return true;
+	}
+	return false;
 }
 
 /* The slot backing @kc, or NULL. */
@@ -669,10 +690,11 @@ static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrac
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
 	if (fn == (unsigned long)kmem_cache_destroy)
 		/*
-		 * Only a backed cache (never the kernel's others) goes through rslub, but
-		 * not rslub_r_destroy()'s own call of the kernel's function.
+		 * Only a backed cache, or one found by name and about to be (never the
+		 * kernel's others), goes through rslub, but not rslub_r_destroy()'s own
+		 * call of the kernel's function.
 		 */
-		return RSLUB_TO(rslub_lookup(ARGP(0)) &&
+		return RSLUB_TO((rslub_lookup(ARGP(0)) || rslub_watch_saw(ARGP(0))) &&
 				!(READ_ONCE(rslub_destroy_task) == current &&
 				  READ_ONCE(rslub_destroy_kc) == ARGP(0)),
 				rslub_r_destroy);
@@ -933,6 +955,7 @@ int rslub_hook_watch(const char *name)
 	for (i = 0; i < RSLUB_MAX_WATCHED; i++) {
 		if (!rslub_watched[i]) {
 			WRITE_ONCE(rslub_seen[i], NULL);
+			rslub_seen_gone[i] = false;
 			WRITE_ONCE(rslub_watched[i], name);
 			WRITE_ONCE(rslub_nwatched, rslub_nwatched + 1);
 			ret = i;
@@ -947,6 +970,35 @@ int rslub_hook_watch(const char *name)
 struct kmem_cache *rslub_hook_seen(int slot)
 {
 	return READ_ONCE(rslub_seen[slot]);
+}
+
+/*
+ * Marks every open watch that saw @kc: it is being destroyed, and its struct is freed
+ * right after. Called by rslub_r_destroy() (through rslub_back_destroying()) under
+ * rust/back.rs's lock, which a back of the cache found holds from the check of
+ * rslub_hook_seen_gone() until it is published (and then the destroy unbacks it).
+ */
+void rslub_hook_seen_destroyed(struct kmem_cache *kc)
+{
+	int i;
+
+	mutex_lock(&rslub_backed_lock);
+	for (i = 0; i < RSLUB_MAX_WATCHED; i++) {
+		if (rslub_watched[i] && rslub_seen[i] == kc)
+			rslub_seen_gone[i] = true;
+	}
+	mutex_unlock(&rslub_backed_lock);
+}
+
+/* Whether the cache seen for watch @slot was destroyed since. */
+bool rslub_hook_seen_gone(int slot)
+{
+	bool gone;
+
+	mutex_lock(&rslub_backed_lock);
+	gone = rslub_seen_gone[slot];
+	mutex_unlock(&rslub_backed_lock);
+	return gone;
 }
 
 /* Stops watch @slot; afterwards no handler reads its name. May sleep. */

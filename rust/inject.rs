@@ -29,6 +29,9 @@ pub(crate) enum Point {
     /// Destruction: every CPU's active slab was given back; counting the live objects
     /// follows.
     ShutdownFlushed,
+    /// Backing by name: a cache was found by its name (and is still watched); the check
+    /// that it is live and backing it follow, under the backing lock.
+    NameFound,
     /// The remote walk is about to look at node `0`.
     RemoteNode(u32),
     /// Slab pages are about to be allocated. A hook returning `true` makes it fail.

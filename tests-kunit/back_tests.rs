@@ -19,6 +19,7 @@ mod tests {
         back::{self, KmemCache},
         common::{have_two_cpus, pin, unpin},
         gfp::Gfp,
+        inject::{self, Point},
         slab,
         test_shim::{
             kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
@@ -26,7 +27,10 @@ mod tests {
             read_file, set_before_destroy, skip, write_file, KernelCache, Mempool, Thread,
         },
     };
-    use core::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::Relaxed};
+    use core::sync::atomic::{
+        AtomicBool, AtomicI32, AtomicUsize,
+        Ordering::{Relaxed, SeqCst},
+    };
     use kernel::{bindings, error::code::*};
 
     const SIZE: u32 = 200;
@@ -445,6 +449,71 @@ mod tests {
         assert!(allocations.load(Relaxed) > 0);
         assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
         assert_eq!(back::backings(), base);
+    }
+
+    /// A cache found by name that its owner destroys before it is backed, making a new
+    /// cache of the same name (which the kernel's allocator usually places in the freed
+    /// struct): backing refuses with `ENOENT`, saying why, and backs neither, and the
+    /// destroy went through.
+    #[test]
+    fn a_cache_destroyed_after_it_was_found_by_name_is_not_backed() {
+        let base = back::backings();
+        let first = KernelCache::create(c"rslub_test_kc_gone", SIZE, 0, 0, None)
+            .expect("kmem_cache")
+            .into_raw();
+        let (stop, stopped, fired) = (
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+        );
+        let second = AtomicUsize::new(0);
+        // The cache's user, so that it is found by name.
+        let user = || {
+            // SAFETY: `first` is destroyed only after this says it stopped; never dropped here.
+            let kc = core::mem::ManuallyDrop::new(unsafe { KernelCache::from_raw(first) });
+            while !stop.load(SeqCst) {
+                let p = kc.alloc(Gfp::KERNEL);
+                if p != 0 {
+                    // SAFETY: allocated just above, freed once.
+                    unsafe { kc.free(p) };
+                }
+                msleep(1);
+            }
+            stopped.store(true, SeqCst);
+        };
+        // Found: the owner stops using it, destroys it and makes another of that name.
+        let owner = |_: usize, point: Point| {
+            if point == Point::NameFound && !fired.swap(true, SeqCst) {
+                stop.store(true, SeqCst);
+                while !stopped.load(SeqCst) {
+                    msleep(1);
+                }
+                // SAFETY: made above; its user stopped; destroyed once, here.
+                drop(unsafe { KernelCache::from_raw(first) });
+                if let Ok(kc) = KernelCache::create(c"rslub_test_kc_gone", SIZE, 0, 0, None) {
+                    second.store(kc.into_raw(), SeqCst);
+                }
+            }
+            false
+        };
+        // SAFETY: `user` outlives the thread, joined below.
+        let t = unsafe { Thread::start_unbound(&user) }.expect("thread");
+        let installed = inject::install(&owner).expect("injection hook");
+        assert_eq!(back::back_name(c"rslub_test_kc_gone"), Err(ENOENT));
+        drop(installed);
+        drop(t);
+        assert!(fired.load(SeqCst));
+        assert_eq!(back::backings(), base);
+        let second = second.load(SeqCst);
+        assert!(second != 0);
+        let reused = if second == first {
+            "reused"
+        } else {
+            "did not reuse"
+        };
+        kernel::pr_info!("rslub_test_kc_gone: the new cache {reused} the old one's struct\n");
+        // SAFETY: made by the hook, unused since; destroyed once, here.
+        drop(unsafe { KernelCache::from_raw(second) });
     }
 
     /// The skb caches, whose pointers the kernel exports, are found by name at once, also

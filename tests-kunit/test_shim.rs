@@ -560,6 +560,25 @@ impl KernelCache {
         self.0
     }
 
+    /// The cache as an address, no longer destroyed on drop: [`KernelCache::from_raw`]
+    /// takes it back.
+    pub(crate) fn into_raw(self) -> usize {
+        let p = self.0.as_ptr() as usize;
+        core::mem::forget(self);
+        p
+    }
+
+    /// The cache at `p`.
+    ///
+    /// # Safety
+    ///
+    /// `p` must come from [`KernelCache::into_raw`], and the cache must be live; only one
+    /// of the values made from it may be dropped (which destroys the cache).
+    pub(crate) unsafe fn from_raw(p: usize) -> Self {
+        // SAFETY: A live cache's address (caller), not null.
+        Self(unsafe { NonNull::new_unchecked(p as *mut kernel::bindings::kmem_cache) })
+    }
+
     /// `kmem_cache_alloc()`.
     pub(crate) fn alloc(&self, gfp: crate::gfp::Gfp) -> usize {
         // SAFETY: A live cache.
