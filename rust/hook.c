@@ -189,14 +189,29 @@ static __always_inline void *rslub_foreign_kv(const void *x)
  * unbacked meanwhile, the kernel's kmem_cache_destroy()) it holds the module itself:
  * otherwise unbacking elsewhere could drop the last reference and rmmod free the text it
  * sleeps in. After its last put only its return is left, which module exit waits for
- * (rslub_hook_quiesce()).
+ * (rslub_hook_quiesce()). A failed load does not wait for references (the loader frees
+ * the module whatever its count): rslub_holding counts them, for rslub_hook_quiesce().
  */
+static atomic_t rslub_holding;
+
+static __always_inline void rslub_hold(void)
+{
+	__module_get(THIS_MODULE);
+	atomic_inc(&rslub_holding);
+}
+
+static __always_inline void rslub_release(void)
+{
+	atomic_dec(&rslub_holding);
+	module_put(THIS_MODULE);
+}
+
 #define RSLUB_HOLDING_MODULE(expr)	\
 	({				\
 		typeof(expr) __r;	\
-		__module_get(THIS_MODULE);	\
+		rslub_hold();		\
 		__r = (expr);		\
-		module_put(THIS_MODULE);	\
+		rslub_release();	\
 		__r;			\
 	})
 
@@ -304,7 +319,7 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
 	 * last one, for all it knows): hold one until the kernel's destroy, which sleeps,
 	 * has returned.
 	 */
-	__module_get(THIS_MODULE);
+	rslub_hold();
 	mutex_lock(&rslub_destroy_lock);
 	/*
 	 * Stop backing first: the table must not keep a pointer to a freed cache. But a
@@ -327,7 +342,7 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
 	WRITE_ONCE(rslub_destroy_task, NULL);
 	WRITE_ONCE(rslub_destroy_kc, NULL);
 	mutex_unlock(&rslub_destroy_lock);
-	module_put(THIS_MODULE);
+	rslub_release();
 }
 
 /*
@@ -537,21 +552,21 @@ static void rslub_pass_unmark(int slot)
 static notrace void *rslub_r_mempool_alloc_slab(gfp_t gfp, void *pool_data)
 {
 	struct kmem_cache *s = pool_data;
-	void *p = NULL;
+	void *p;
 	int slot;
 
-	/* The kernel's allocation may sleep in module text's stead (RSLUB_HOLDING_MODULE). */
-	__module_get(THIS_MODULE);
-	while ((slot = rslub_pass_mark()) < 0) {
-		/* 64 tasks in a pool's allocation at once: fail as a pool allocation may. */
-		if (!gfpflags_allow_blocking(gfp))
-			goto out;
-		cond_resched();
-	}
-	p = kmem_cache_alloc_noprof(s, gfp);
+	/* A pool's allocation in this context's own (reclaim doing I/O): marked already. */
+	if (rslub_passing())
+		return RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
+	/*
+	 * Every slot taken: fail, as a pool's allocation function may. mempool_alloc() then
+	 * takes from the reserve or waits for a free; waiting here could wait for itself.
+	 */
+	slot = rslub_pass_mark();
+	if (slot < 0)
+		return NULL;
+	p = RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
 	rslub_pass_unmark(slot);
-out:
-	module_put(THIS_MODULE);
 	return p;
 }
 
@@ -565,7 +580,8 @@ static __always_inline bool rslub_slab_pool(const struct mempool *pool)
  * mempool_free_bulk() of elements some of which are rslub's: the kernel's function
  * takes the first elements the pool needs, and the caller frees the rest,
  * @elems[returned..@count), with the pool's free function. The kernel's objects go
- * first, so that the pool takes only those.
+ * first, so that the pool takes only those: the caller finds @elems reordered, which
+ * the contract allows (what is not taken is still in @elems, after what is).
  */
 static notrace unsigned int rslub_r_mempool_free_bulk(struct mempool *pool, void **elems,
 						      unsigned int count)
@@ -584,7 +600,10 @@ static notrace unsigned int rslub_r_mempool_free_bulk(struct mempool *pool, void
 
 static notrace void rslub_r_mempool_free(void *element, struct mempool *pool)
 {
+	/* A pool's own free function may sleep (see RSLUB_HOLDING_MODULE). */
+	rslub_hold();
 	pool->free(element, pool->pool_data);
+	rslub_release();
 }
 
 #define RSLUB_HOOKED_KASAN(X)						\
@@ -702,7 +721,8 @@ static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrac
 	if (fn == (unsigned long)mempool_alloc_slab)
 		return RSLUB_TO(alloc, rslub_r_mempool_alloc_slab);
 	if (fn == (unsigned long)mempool_free)
-		return RSLUB_TO(rslub_foreign(ARGP(0)) && rslub_slab_pool(ARGP(1)),
+		/* The pool first: a page pool's elements are struct pages, not addresses. */
+		return RSLUB_TO(ARGP(0) && rslub_slab_pool(ARGP(1)) && rslub_foreign(ARGP(0)),
 				rslub_r_mempool_free);
 	if (fn == (unsigned long)mempool_free_bulk)
 		return RSLUB_TO(rslub_slab_pool(ARGP(0)) && rslub_any_foreign((unsigned int)ARG(2), ARGP(1)),
@@ -792,6 +812,15 @@ int rslub_hook_init(void)
 		       ret);
 		goto out;
 	}
+#ifdef CONFIG_KASAN
+	/*
+	 * A task preempted in the kernel's mempool_alloc_slab(), between its call site and
+	 * its tail call of kmem_cache_alloc(), was not marked: once the cache is backed its
+	 * allocation would bring an rslub object into a pool. Such a task has not slept
+	 * voluntarily since: RCU Tasks waits for it, before anything is backed.
+	 */
+	synchronize_rcu_tasks();
+#endif
 	/* rmmod must wait until nothing is backed and no backed object is alive. */
 	__module_get(THIS_MODULE);
 	return 0;
@@ -819,12 +848,19 @@ void rslub_hook_exit(void)
 }
 
 /*
- * At module exit: waits until no task is left in a replacement's last instructions after
- * its module_put() (a task preempted there has not slept voluntarily since: RCU Tasks
- * waits for it).
+ * At module exit, and when a load fails: waits until no replacement holds the module,
+ * and no task is left in a replacement's last instructions after its module_put() (a
+ * task preempted there has not slept voluntarily since: RCU Tasks waits for it).
  */
 void rslub_hook_quiesce(void)
 {
+	/*
+	 * After a failed load the loader frees the module whatever its count: a replacement
+	 * still sleeping with its own reference (a destroy of a cache found by name, a
+	 * mempool's allocation) must return first. After rmmod the count is 0 already.
+	 */
+	while (atomic_read(&rslub_holding))
+		msleep(1);
 	if (READ_ONCE(rslub_hooks_used))
 		synchronize_rcu_tasks();
 }
@@ -1004,12 +1040,17 @@ bool rslub_hook_seen_gone(int slot)
 /* Stops watch @slot; afterwards no handler reads its name. May sleep. */
 void rslub_hook_unwatch(int slot)
 {
+	/*
+	 * The slot is not given to another name before the handlers that read this one are
+	 * done: one of them could still record its cache for the new name, or the reset
+	 * below wipe what the new watch saw. So the lock is held across the grace period.
+	 */
 	mutex_lock(&rslub_backed_lock);
 	WRITE_ONCE(rslub_watched[slot], NULL);
 	WRITE_ONCE(rslub_nwatched, rslub_nwatched - 1);
-	mutex_unlock(&rslub_backed_lock);
 	synchronize_rcu();
 	WRITE_ONCE(rslub_seen[slot], NULL);
+	mutex_unlock(&rslub_backed_lock);
 }
 
 /*

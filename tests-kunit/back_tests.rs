@@ -268,7 +268,8 @@ mod tests {
     /// (`kasan_mempool_poison_object()`), which an rslub object has not: a pool keeps
     /// only the kernel's objects, whether it was made before or after backing, refilled
     /// by frees (an rslub object freed into it, alone or in bulk, goes back to rslub) or
-    /// resized. Without KASAN its elements are rslub's, as any other allocation.
+    /// resized; and a page pool beside them keeps working. Without KASAN a slab pool's
+    /// elements are rslub's, as any other allocation.
     #[test]
     fn slab_mempools_on_a_backed_cache_keep_only_objects_kasan_can_poison() {
         let kasan = cfg!(CONFIG_KASAN);
@@ -324,6 +325,14 @@ mod tests {
             }
             assert_eq!(pool.reserved(), 4);
         }
+        // A page pool's elements are struct pages, not addresses: the handler of
+        // mempool_free() looks at the pool before it looks at the element.
+        let pages = Mempool::pages(1).expect("mempool");
+        let page = pages.alloc(Gfp::KERNEL);
+        assert!(page != 0);
+        // SAFETY: taken from the pool just above, given back once.
+        unsafe { pages.free(page) };
+        drop(pages);
         // Destroying the pools frees their elements, rslub's to rslub: none is left.
         drop(made_after);
         drop(made_before);
@@ -499,9 +508,16 @@ mod tests {
         // SAFETY: `user` outlives the thread, joined below.
         let t = unsafe { Thread::start_unbound(&user) }.expect("thread");
         let installed = inject::install(&owner).expect("injection hook");
-        assert_eq!(back::back_name(c"rslub_test_kc_gone"), Err(ENOENT));
+        let backed = back::back_name(c"rslub_test_kc_gone");
         drop(installed);
+        // Whatever happened: the user stops before anything can fail the test.
+        stop.store(true, SeqCst);
         drop(t);
+        if !fired.load(SeqCst) {
+            // SAFETY: never found, so never destroyed by the hook; unused since.
+            drop(unsafe { KernelCache::from_raw(first) });
+        }
+        assert_eq!(backed, Err(ENOENT));
         assert!(fired.load(SeqCst));
         assert_eq!(back::backings(), base);
         let second = second.load(SeqCst);

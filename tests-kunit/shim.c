@@ -69,6 +69,7 @@ void rslub_test_kfree_rcu_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
 mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc);
+mempool_t *rslub_test_mempool_create_pages(int min_nr);
 void rslub_test_mempool_destroy(mempool_t *pool);
 void *rslub_test_mempool_alloc(mempool_t *pool, gfp_t gfp);
 void *rslub_test_mempool_alloc_preallocated(mempool_t *pool);
@@ -533,6 +534,12 @@ void rslub_test_kfree_rcu_nolock_inner(void *obj)
 mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc)
 {
 	return mempool_create_slab_pool(min_nr, kc);
+}
+
+/* A page mempool of single pages: its elements are struct page pointers. */
+mempool_t *rslub_test_mempool_create_pages(int min_nr)
+{
+	return mempool_create_page_pool(min_nr, 0);
 }
 
 void rslub_test_mempool_destroy(mempool_t *pool)

@@ -99,6 +99,7 @@ mod ffi {
             min_nr: i32,
             kc: *mut kernel::bindings::kmem_cache,
         ) -> *mut c_void;
+        pub(super) fn rslub_test_mempool_create_pages(min_nr: i32) -> *mut c_void;
         pub(super) fn rslub_test_mempool_destroy(pool: *mut c_void);
         pub(super) fn rslub_test_mempool_alloc(pool: *mut c_void, gfp: u32) -> usize;
         pub(super) fn rslub_test_mempool_alloc_preallocated(pool: *mut c_void) -> usize;
@@ -757,12 +758,13 @@ pub(crate) unsafe fn kfree_rcu_nolock_inner(obj: usize) {
     unsafe { ffi::rslub_test_kfree_rcu_nolock_inner(obj as *mut c_void) };
 }
 
-/// A slab mempool on a kernel cache (`mempool_create_slab_pool()`), destroyed on drop.
+/// A mempool, destroyed on drop: a slab pool on a kernel cache
+/// (`mempool_create_slab_pool()`) or a pool of single pages (`mempool_create_page_pool()`).
 ///
 /// # Invariants
 ///
-/// `self.pool` is a live mempool whose elements are objects of the cache it was made on,
-/// which the borrow keeps alive.
+/// `self.pool` is a live mempool; a slab pool's elements are objects of the cache it was
+/// made on, which the borrow keeps alive.
 pub(crate) struct Mempool<'a> {
     pool: NonNull<c_void>,
     _cache: core::marker::PhantomData<&'a KernelCache>,
@@ -774,6 +776,20 @@ impl<'a> Mempool<'a> {
         // SAFETY: `kc` is a live cache, alive as long as the pool (the borrow).
         let p = unsafe { ffi::rslub_test_mempool_create(min_nr, kc.raw().as_ptr()) };
         // INVARIANT: a pool just made on `kc`.
+        NonNull::new(p)
+            .map(|pool| Self {
+                pool,
+                _cache: core::marker::PhantomData,
+            })
+            .ok_or(ENOMEM)
+    }
+
+    /// A pool holding `min_nr` single pages in reserve; its elements are `struct page`
+    /// pointers.
+    pub(crate) fn pages(min_nr: i32) -> Result<Self> {
+        // SAFETY: No precondition.
+        let p = unsafe { ffi::rslub_test_mempool_create_pages(min_nr) };
+        // INVARIANT: a pool just made.
         NonNull::new(p)
             .map(|pool| Self {
                 pool,
@@ -798,7 +814,8 @@ impl<'a> Mempool<'a> {
     ///
     /// # Safety
     ///
-    /// `element` must be a live object of the pool's cache, not used afterwards.
+    /// `element` must be a live element of the pool's kind (an object of its cache, or
+    /// a page), not used afterwards.
     pub(crate) unsafe fn free(&self, element: usize) {
         // SAFETY: A live pool (invariant), and the caller's guarantee.
         unsafe { ffi::rslub_test_mempool_free(self.pool.as_ptr(), element) };
