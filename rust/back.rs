@@ -395,6 +395,13 @@ fn unback_locked(st: &mut State, kc: KmemCache) -> Result<u64> {
     Ok(live)
 }
 
+/// Waits until every object given to `kfree_rcu()` and its kin so far is freed.
+#[cfg_attr(not(rslub_inject), expect(dead_code, reason = "the suites' race"))]
+pub(crate) fn rcu_barrier() {
+    // SAFETY: No precondition; may sleep, as this function may.
+    unsafe { ffi::rslub_rcu_barrier() };
+}
+
 /// Objects of a cache nobody allocates from any more that are still allocated.
 fn live_objects(c: &Cache) -> u64 {
     // SAFETY: The cache is unbacked: no CPU allocates from it; frees may still come.

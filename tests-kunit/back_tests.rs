@@ -23,15 +23,16 @@ mod tests {
         slab,
         test_shim::{
             kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
-            kfree_rcu_nolock_inner, krealloc, ksize, module_refcount, msleep, on_slab_page,
-            read_file, set_before_destroy, skip, write_file, KernelCache, Mempool, Thread,
+            kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, krealloc, ksize,
+            module_refcount, msleep, on_slab_page, read_file, set_before_destroy, skip, write_file,
+            KernelCache, Mempool, Thread, Tick,
         },
     };
     use core::sync::atomic::{
         AtomicBool, AtomicI32, AtomicUsize,
         Ordering::{Relaxed, SeqCst},
     };
-    use kernel::{bindings, error::code::*};
+    use kernel::{bindings, cpu::CpuId, error::code::*};
 
     const SIZE: u32 = 200;
 
@@ -336,6 +337,53 @@ mod tests {
         // Destroying the pools frees their elements, rslub's to rslub: none is left.
         drop(made_after);
         drop(made_before);
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::release_drained(), 0);
+        assert_eq!(back::backings(), base);
+    }
+
+    /// `kfree_rcu_nolock()` from hard interrupt context under a raw spinlock (what the
+    /// replacement must stand, with NMI: an llist push and an irq_work) on one CPU, while
+    /// another waits in rslub's barrier again and again: every object is freed once,
+    /// after its grace period, and unbacking after the last finds none left.
+    #[test]
+    fn kfree_rcu_nolock_in_hard_irq_racing_the_barrier_frees_every_object() {
+        if !have_two_cpus() {
+            skip(c"needs two CPUs");
+            return;
+        }
+        const N: usize = 256;
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_rcu_irq", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let objects: [AtomicUsize; N] =
+            core::array::from_fn(|_| AtomicUsize::new(kc.alloc(Gfp::KERNEL)));
+        assert!(objects.iter().all(|o| rslub_owns(o.load(Relaxed))));
+        let next = AtomicUsize::new(0);
+        let irq = || {
+            for _ in 0..4 {
+                let i = next.fetch_add(1, SeqCst);
+                if i < N {
+                    // SAFETY: a live object of `kc` of `SIZE` >= 40 bytes, given up once.
+                    unsafe { kfree_rcu_nolock_inner_raw_locked(objects[i].load(Relaxed)) };
+                }
+            }
+        };
+        pin(0);
+        let mut barriers = 0u32;
+        {
+            // SAFETY: `irq` outlives the timer, stopped at the end of this block.
+            let _t = unsafe { Tick::start_hard(&irq, CpuId::from_u32(1).expect("cpu 1")) }
+                .expect("timer");
+            while next.load(SeqCst) < N {
+                back::rcu_barrier();
+                barriers += 1;
+            }
+        }
+        unpin();
+        assert!(barriers > 1);
+        // Unbacking waits for what is still queued: nothing is left.
         assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);

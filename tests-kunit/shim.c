@@ -67,6 +67,7 @@ void rslub_test_kfree_rcu_head(void *obj);
 void rslub_test_kfree_rcu_headless(void *obj);
 void rslub_test_kfree_rcu_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner(void *obj);
+void rslub_test_kfree_rcu_nolock_inner_raw_locked(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
 mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc);
 mempool_t *rslub_test_mempool_create_pages(int min_nr);
@@ -576,6 +577,18 @@ int rslub_test_mempool_resize(mempool_t *pool, int min_nr)
 int rslub_test_mempool_reserved(mempool_t *pool)
 {
 	return READ_ONCE(pool->curr_nr);
+}
+
+/* kfree_rcu_nolock() under a raw spinlock, with interrupts off, as a BPF program may. */
+static DEFINE_RAW_SPINLOCK(rslub_test_raw_lock);
+
+void rslub_test_kfree_rcu_nolock_inner_raw_locked(void *obj)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&rslub_test_raw_lock, flags);
+	rslub_test_kfree_rcu_nolock_inner(obj);
+	raw_spin_unlock_irqrestore(&rslub_test_raw_lock, flags);
 }
 
 /* Whether @obj is on a slab page, i.e. the kernel's allocator's. */

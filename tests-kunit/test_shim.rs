@@ -94,6 +94,7 @@ mod ffi {
         pub(super) fn rslub_test_kfree_rcu_headless(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_inner(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_nolock_inner(obj: *mut c_void);
+        pub(super) fn rslub_test_kfree_rcu_nolock_inner_raw_locked(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
         pub(super) fn rslub_test_mempool_create(
             min_nr: i32,
@@ -856,6 +857,16 @@ impl Drop for Mempool<'_> {
         // SAFETY: A live pool (invariant), destroyed once; its elements go back to the cache.
         unsafe { ffi::rslub_test_mempool_destroy(self.pool.as_ptr()) };
     }
+}
+
+/// [`kfree_rcu_nolock_inner`] under a raw spinlock with interrupts off.
+///
+/// # Safety
+///
+/// As for [`kfree`].
+pub(crate) unsafe fn kfree_rcu_nolock_inner_raw_locked(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kfree_rcu_nolock_inner_raw_locked(obj as *mut c_void) };
 }
 
 /// Whether `obj` is on a slab page: an object of the kernel's own allocator.
