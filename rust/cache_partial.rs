@@ -328,5 +328,5 @@ impl CacheCore {
 /// slab of the emergency reserves only serves callers entitled to them. The entitlement
 /// (context and task flags) is only looked at for such a slab.
 pub(super) fn pfmemalloc_match(s: &Slab, gfp: Gfp) -> bool {
-    !s.pfmemalloc || shim::pfmemalloc_allowed(gfp.raw())
+    !s.pfmemalloc() || shim::pfmemalloc_allowed(gfp.raw())
 }

@@ -23,11 +23,16 @@ use kernel::{bindings, page::PAGE_SHIFT};
 /// # Invariants
 ///
 /// `page` is the first of `2^order` pages allocated (not compound) from the page
-/// allocator, not yet freed; `addr` is their direct-map address.
+/// allocator, not yet freed; `addr` is their direct-map address; `pfmemalloc` is
+/// `page_is_pfmemalloc()` of `page` when it was allocated.
 pub(crate) struct SlabPages {
     page: NonNull<bindings::page>,
     addr: NonNull<u8>,
     order: u32,
+    /// Read once, when allocated: the flag lives in `page->lru`, which the page
+    /// allocator's next user may overwrite. Kept here, in what would be padding, so
+    /// that a slab's metadata stays 96 bytes (a `kmalloc-96` object, not `-128`).
+    pfmemalloc: bool,
 }
 
 // SAFETY: The pages are plain memory owned by whoever owns this value; nothing ties them
@@ -45,7 +50,12 @@ impl SlabPages {
             NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp.raw(), order) })?;
         let addr = shim::page_address(page);
         // INVARIANT: `page` was just allocated with `order`; `addr` is its address.
-        Some(Self { page, addr, order })
+        Some(Self {
+            page,
+            addr,
+            order,
+            pfmemalloc: shim::page_is_pfmemalloc(page),
+        })
     }
 
     /// Takes over `2^order` pages that a test allocated (`crate::inject::give_pages`).
@@ -58,7 +68,12 @@ impl SlabPages {
     pub(crate) unsafe fn from_raw(page: NonNull<bindings::page>, order: u32) -> Self {
         let addr = shim::page_address(page);
         // INVARIANT: the caller gives up `page`, the first of `2^order` pages.
-        Self { page, addr, order }
+        Self {
+            page,
+            addr,
+            order,
+            pfmemalloc: shim::page_is_pfmemalloc(page),
+        }
     }
 
     /// Address of the first byte.
@@ -78,7 +93,7 @@ impl SlabPages {
 
     /// Whether the pages came from the emergency reserves (`page_is_pfmemalloc()`).
     pub(crate) fn pfmemalloc(&self) -> bool {
-        shim::page_is_pfmemalloc(self.page)
+        self.pfmemalloc
     }
 
     /// Whether `page` is one of these pages.
