@@ -559,12 +559,18 @@ static notrace void *rslub_r_mempool_alloc_slab(gfp_t gfp, void *pool_data)
 	if (rslub_passing())
 		return RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
 	/*
-	 * Every slot taken: fail, as a pool's allocation function may. mempool_alloc() then
-	 * takes from the reserve or waits for a free; waiting here could wait for itself.
+	 * Every slot taken: fail, as a pool's allocation function may. mempool_alloc() (whose
+	 * flags always carry __GFP_NORETRY) then takes from the reserve or waits for a free;
+	 * waiting here could wait for itself. mempool_init() and mempool_resize() would fail
+	 * instead: they wait for a slot, outside any I/O path a slot holder waits on.
 	 */
-	slot = rslub_pass_mark();
-	if (slot < 0)
-		return NULL;
+	while ((slot = rslub_pass_mark()) < 0) {
+		if (!gfpflags_allow_blocking(gfp) || (gfp & __GFP_NORETRY))
+			return NULL;
+		rslub_hold();
+		msleep(1);
+		rslub_release();
+	}
 	p = RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
 	rslub_pass_unmark(slot);
 	return p;
