@@ -671,6 +671,13 @@ static __always_inline bool rslub_any_foreign(size_t n, void **p)
 	return false;
 }
 
+/*
+ * Whether @ip, the ftrace call site a handler runs for, is @f's: its first instruction,
+ * or the one after its ENDBR on an IBT kernel. (ftrace_get_symaddr() would say which,
+ * but it needs is_endbr(), which is not exported.) Hooked functions lie further apart.
+ */
+#define RSLUB_AT(ip, f) ((ip) - (unsigned long)(f) <= ENDBR_INSN_SIZE)
+
 /* @fn's address if @cond holds, else 0: where the handler sends the call. */
 #define RSLUB_TO(cond, fn) ((cond) ? (unsigned long)(fn) : 0)
 
@@ -688,32 +695,32 @@ static __always_inline bool rslub_any_foreign(size_t n, void **p)
  * kfree() or kmem_cache_free() cannot free it (it warns and leaks it), ksize() would
  * not know its size.
  */
-static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrace_regs *fregs,
+static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrace_regs *fregs,
 						  bool alloc)
 {
-	if (fn == (unsigned long)kfree)
+	if (RSLUB_AT(ip, kfree))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_kfree);
-	if (fn == (unsigned long)kmem_cache_free)
+	if (RSLUB_AT(ip, kmem_cache_free))
 		return RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
-	if (fn == (unsigned long)kmem_cache_alloc_noprof)
+	if (RSLUB_AT(ip, kmem_cache_alloc_noprof))
 		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
-	if (fn == (unsigned long)kmem_cache_alloc_lru_noprof)
+	if (RSLUB_AT(ip, kmem_cache_alloc_lru_noprof))
 		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
-	if (fn == (unsigned long)kmem_cache_alloc_node_noprof)
+	if (RSLUB_AT(ip, kmem_cache_alloc_node_noprof))
 		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
-	if (fn == (unsigned long)kmem_cache_alloc_bulk_noprof)
+	if (RSLUB_AT(ip, kmem_cache_alloc_bulk_noprof))
 		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
-	if (fn == (unsigned long)kmem_cache_free_bulk)
+	if (RSLUB_AT(ip, kmem_cache_free_bulk))
 		return RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
-	if (fn == (unsigned long)kvfree_call_rcu)
+	if (RSLUB_AT(ip, kvfree_call_rcu))
 		return RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kvfree_call_rcu);
-	if (fn == (unsigned long)kfree_call_rcu_nolock)
+	if (RSLUB_AT(ip, kfree_call_rcu_nolock))
 		return RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kfree_call_rcu_nolock);
-	if (fn == (unsigned long)ksize)
+	if (RSLUB_AT(ip, ksize))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
-	if (fn == (unsigned long)krealloc_node_align_noprof)
+	if (RSLUB_AT(ip, krealloc_node_align_noprof))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
-	if (fn == (unsigned long)kmem_cache_destroy)
+	if (RSLUB_AT(ip, kmem_cache_destroy))
 		/*
 		 * Only a backed cache, or one found by name and about to be (never the
 		 * kernel's others), goes through rslub, but not rslub_r_destroy()'s own
@@ -724,13 +731,13 @@ static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrac
 				  READ_ONCE(rslub_destroy_kc) == ARGP(0)),
 				rslub_r_destroy);
 #ifdef CONFIG_KASAN
-	if (fn == (unsigned long)mempool_alloc_slab)
+	if (RSLUB_AT(ip, mempool_alloc_slab))
 		return RSLUB_TO(alloc, rslub_r_mempool_alloc_slab);
-	if (fn == (unsigned long)mempool_free)
+	if (RSLUB_AT(ip, mempool_free))
 		/* The pool first: a page pool's elements are struct pages, not addresses. */
 		return RSLUB_TO(ARGP(0) && rslub_slab_pool(ARGP(1)) && rslub_foreign(ARGP(0)),
 				rslub_r_mempool_free);
-	if (fn == (unsigned long)mempool_free_bulk)
+	if (RSLUB_AT(ip, mempool_free_bulk))
 		return RSLUB_TO(rslub_slab_pool(ARGP(0)) && rslub_any_foreign((unsigned int)ARG(2), ARGP(1)),
 				rslub_r_mempool_free_bulk);
 #endif
@@ -742,13 +749,13 @@ static __always_inline unsigned long rslub_target(unsigned long fn, struct ftrac
  * objects still go to rslub, allocations to the kernel. Out of line: never on the path
  * of an ordinary call.
  */
-static noinline void notrace rslub_hook_recursing(unsigned long fn, struct ftrace_regs *fregs)
+static noinline void notrace rslub_hook_recursing(unsigned long ip, struct ftrace_regs *fregs)
 {
 	unsigned long to;
 
 	/* The trylock disables preemption only when it succeeds. */
 	preempt_disable_notrace();
-	to = rslub_target(fn, fregs, false);
+	to = rslub_target(ip, fregs, false);
 	if (to)
 		ftrace_regs_set_instruction_pointer(fregs, to);
 	preempt_enable_notrace();
@@ -757,7 +764,7 @@ static noinline void notrace rslub_hook_recursing(unsigned long fn, struct ftrac
 static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
-	unsigned long fn = ftrace_get_symaddr(ip), to;
+	unsigned long to;
 	int bit;
 
 	bit = ftrace_test_recursion_trylock(ip, parent_ip);
@@ -767,10 +774,10 @@ static void notrace rslub_hook_fn(unsigned long ip, unsigned long parent_ip,
 	 * protection first and skips every handler, and the kernel's function runs.
 	 */
 	if (unlikely(bit < 0)) {
-		rslub_hook_recursing(fn, fregs);
+		rslub_hook_recursing(ip, fregs);
 		return;
 	}
-	to = rslub_target(fn, fregs, true);
+	to = rslub_target(ip, fregs, true);
 	if (to)
 		ftrace_regs_set_instruction_pointer(fregs, to);
 	ftrace_test_recursion_unlock(bit);

@@ -23,7 +23,8 @@ src=${KSRC:-$RSLUB_CACHE/src/linux-$RSLUB_KSERIES}
 case "$VARIANT" in
 default) frags=("$RSLUB_TOP/scripts/kconfig/base.config") ;;
 debug) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/debug.config") ;;
-*) die "VARIANT=$VARIANT: must be 'default' or 'debug'" ;;
+distro) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/distro.config") ;;
+*) die "VARIANT=$VARIANT: must be 'default', 'debug' or 'distro'" ;;
 esac
 
 mapfile -t kargs < <(rslub_kmake_args)
@@ -46,7 +47,8 @@ mkdir -p "$out"
 cat "${frags[@]}" > "$out/rslub.fragment"
 make -s -C "$src" O="$out" "${kargs[@]}" KCONFIG_ALLCONFIG="$out/rslub.fragment" allnoconfig
 
-# Kconfig silently drops what it cannot satisfy: check every line of the fragment.
+# Kconfig silently drops what it cannot satisfy: check every line of the fragment, the
+# last for each option (a later fragment overrides an earlier one).
 dropped=0
 while read -r line; do
 	case "$line" in
@@ -56,7 +58,9 @@ while read -r line; do
 		opt=${line#\# }; opt=${opt%% *}
 		grep -q "^$opt=" "$out/.config" && { log "wanted off, but set: $opt"; dropped=1; } ;;
 	esac
-done < "$out/rslub.fragment"
+done < <(awk '{ o = $0; sub(/^# /, "", o); sub(/[= ].*/, "", o) }
+	/^CONFIG_|^# CONFIG_.* is not set$/ { last[o] = $0; if (!(o in seen)) { seen[o] = 1; order[n++] = o } }
+	END { for (i = 0; i < n; i++) print last[order[i]] }' "$out/rslub.fragment")
 [ "$dropped" -eq 0 ] || die "the kernel config lost wanted options (see above); is the toolchain complete?"
 
 jobs=$(nproc)
