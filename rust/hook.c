@@ -229,7 +229,10 @@ static notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
 
 static notrace void *rslub_r_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp)
 {
-	/* Backed caches are never memcg-accounted: the lru needs no memcg. */
+	/*
+	 * Never memcg-charged (rslub_charged() and SLAB_ACCOUNT went to the kernel): the
+	 * kernel uses @lru only to charge, so the lru needs nothing here.
+	 */
 	return rslub_r_alloc(s, gfp);
 }
 
@@ -625,6 +628,24 @@ static __always_inline bool rslub_passing(void)
 #define RSLUB_HOOKED_KASAN(X)
 #endif /* CONFIG_KASAN */
 
+#ifdef CONFIG_MEMCG
+/*
+ * kmem_cache_charge() of an rslub object (net/core/sock.c charges a socket accepted in
+ * softirq this way): the kernel's function reads the object's struct slab, which an
+ * rslub object has not (a NULL dereference once any memory cgroup is online). rslub
+ * objects are never charged; they are not charged now either, and the call succeeds, as
+ * the kernel's does for an object it does not charge (a KMALLOC_NORMAL object).
+ */
+static notrace bool rslub_r_charge(void *objp, gfp_t gfpflags)
+{
+	return true;
+}
+
+#define RSLUB_HOOKED_MEMCG(X) X(kmem_cache_charge)
+#else
+#define RSLUB_HOOKED_MEMCG(X)
+#endif /* CONFIG_MEMCG */
+
 /* The hooked functions, most called first: the handler compares in this order. */
 #define RSLUB_HOOKED(X)							\
 	X(kfree)							\
@@ -639,6 +660,7 @@ static __always_inline bool rslub_passing(void)
 	X(ksize)							\
 	X(krealloc_node_align_noprof)					\
 	X(kmem_cache_destroy)						\
+	RSLUB_HOOKED_MEMCG(X)						\
 	RSLUB_HOOKED_KASAN(X)
 
 #define RSLUB_FN_ADDR(fn) (unsigned long)fn,
@@ -649,11 +671,22 @@ static __always_inline bool rslub_passing(void)
 #define ARG(n) ftrace_regs_get_argument(fregs, n)
 #define ARGP(n) ((void *)ARG(n))
 
+/*
+ * Whether an allocation with @gfp is charged to a memory cgroup, which only the kernel's
+ * allocator can do (obj_cgroup charging is not exported): with CONFIG_MEMCG such an
+ * allocation from a backed cache goes to the kernel. (SLAB_ACCOUNT caches, whose every
+ * allocation is charged, are not backed at all: rslub_kc_refusal().)
+ */
+static __always_inline bool rslub_charged(gfp_t gfp)
+{
+	return IS_ENABLED(CONFIG_MEMCG) && (gfp & __GFP_ACCOUNT);
+}
+
 /* Whether an allocation from @kc goes to rslub; watches for names meanwhile. */
-static __always_inline bool rslub_alloc_backed(struct kmem_cache *kc)
+static __always_inline bool rslub_alloc_backed(struct kmem_cache *kc, gfp_t gfp)
 {
 	if (rslub_lookup(kc))
-		return !rslub_passing();
+		return !rslub_charged(gfp) && !rslub_passing();
 	if (unlikely(READ_ONCE(rslub_nwatched)))
 		rslub_watch_check(kc);
 	return false;
@@ -703,13 +736,13 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 	if (RSLUB_AT(ip, kmem_cache_free))
 		return RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
 	if (RSLUB_AT(ip, kmem_cache_alloc_noprof))
-		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc);
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0), ARG(1)), rslub_r_alloc);
 	if (RSLUB_AT(ip, kmem_cache_alloc_lru_noprof))
-		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_lru);
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0), ARG(2)), rslub_r_alloc_lru);
 	if (RSLUB_AT(ip, kmem_cache_alloc_node_noprof))
-		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_node);
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0), ARG(1)), rslub_r_alloc_node);
 	if (RSLUB_AT(ip, kmem_cache_alloc_bulk_noprof))
-		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0)), rslub_r_alloc_bulk);
+		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0), ARG(1)), rslub_r_alloc_bulk);
 	if (RSLUB_AT(ip, kmem_cache_free_bulk))
 		return RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
 	if (RSLUB_AT(ip, kvfree_call_rcu))
@@ -720,6 +753,10 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
 	if (RSLUB_AT(ip, krealloc_node_align_noprof))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
+#ifdef CONFIG_MEMCG
+	if (RSLUB_AT(ip, kmem_cache_charge))
+		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_charge);
+#endif
 	if (RSLUB_AT(ip, kmem_cache_destroy))
 		/*
 		 * Only a backed cache, or one found by name and about to be (never the

@@ -320,6 +320,14 @@ fi
 # checks of suite rslub_traffic: rslub served those caches during the suites, every
 # message came back intact, and unbacking, draining and rmmod leave nothing behind.
 d=/sys/kernel/debug/rslub_kunit/back stop=$rundir/stop-traffic
+# A memory cgroup for rslub_back's memcg case (CONFIG_MEMCG kernels): /rslub_test of the
+# cgroup2 hierarchy, with the memory controller of its own.
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
+	{ mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers; }; then
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p /sys/fs/cgroup/rslub_test
+fi
 rm -f "$stop"
 ip link set lo up 2>/dev/null
 python3 "$(dirname "$0")/traffic.py" "$stop" tcp unix > "$rundir/traffic.out" 2>&1 &

@@ -24,15 +24,15 @@ mod tests {
         test_shim::{
             kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
             kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, krealloc, ksize,
-            module_refcount, msleep, on_slab_page, read_file, set_before_destroy, skip, write_file,
-            KernelCache, Mempool, Thread, Tick,
+            kmem_cache_charge, module_refcount, msleep, on_slab_page, read_file,
+            set_before_destroy, skip, write_file, KernelCache, Memcg, Mempool, Thread, Tick,
         },
     };
     use core::sync::atomic::{
         AtomicBool, AtomicI32, AtomicUsize,
         Ordering::{Relaxed, SeqCst},
     };
-    use kernel::{bindings, error::code::*};
+    use kernel::{bindings, error::code::*, prelude::*};
 
     const SIZE: u32 = 200;
 
@@ -106,6 +106,53 @@ mod tests {
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
         assert_eq!(module_refcount(), refs);
+    }
+
+    /// With memory cgroups, an allocation charged to one (`__GFP_ACCOUNT`) from a backed
+    /// cache is the kernel's, which charges it (rslub cannot: `obj_cgroup` charging is not
+    /// exported); the cache's other allocations are rslub's. `kmem_cache_charge()` of an
+    /// rslub object succeeds, charging nothing, where the kernel's function would read a
+    /// struct slab the object has not. The cgroup is the guest's `/rslub_test`
+    /// (`scripts/guest.sh`), entered with `set_active_memcg()`.
+    #[test]
+    fn charged_allocations_of_a_backed_cache_go_to_the_kernel() {
+        const OBJ: u32 = 512;
+        const N: usize = 1024;
+        if !cfg!(CONFIG_MEMCG) {
+            skip(c"no CONFIG_MEMCG: nothing is charged");
+            return;
+        }
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_memcg", OBJ, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let cg = Memcg::enter(c"/rslub_test").expect("memory cgroup /rslub_test");
+        pin(0);
+        let mut charged = KVec::with_capacity(N, GFP_KERNEL).expect("vector");
+        let before = cg.usage();
+        for _ in 0..N {
+            let p = kc.alloc(Gfp::KERNEL.with(Gfp::ACCOUNT));
+            assert!(p != 0 && on_slab_page(p) && !rslub_owns(p));
+            charged.push(p, GFP_KERNEL).expect("room reserved");
+        }
+        // Charged in batches of pages: at most a batch was charged ahead before.
+        let grown = cg.usage().saturating_sub(before);
+        let plain = kc.alloc(Gfp::KERNEL);
+        assert!(plain != 0 && rslub_owns(plain));
+        // SAFETY: a live object of `kc`.
+        assert!(unsafe { kmem_cache_charge(plain, Gfp::KERNEL) });
+        unpin();
+        drop(cg);
+        pr_info!("{N} charged objects of {OBJ} bytes: the cgroup grew by {grown} bytes\n");
+        assert!(grown >= N * OBJ as usize / 2);
+        // SAFETY: allocated above, freed once each.
+        unsafe {
+            for p in charged.iter() {
+                kc.free(*p);
+            }
+            kc.free(plain);
+        }
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::backings(), base);
     }
 
     /// The module's references when the kernel's `kmem_cache_destroy()` was about to run.

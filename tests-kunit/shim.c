@@ -78,6 +78,10 @@ void rslub_test_mempool_free(mempool_t *pool, void *element);
 unsigned int rslub_test_mempool_free_bulk(mempool_t *pool, void **elements, unsigned int n);
 int rslub_test_mempool_resize(mempool_t *pool, int min_nr);
 int rslub_test_mempool_reserved(mempool_t *pool);
+struct rslub_test_memcg *rslub_test_memcg_enter(const char *path);
+void rslub_test_memcg_leave(struct rslub_test_memcg *m);
+unsigned long rslub_test_memcg_usage(struct rslub_test_memcg *m);
+bool rslub_test_kmem_cache_charge(void *obj, gfp_t gfp);
 struct page *rslub_test_alloc_split(unsigned int order);
 void rslub_test_free_page(struct page *page);
 void rslub_test_set_pfmemalloc(struct page *page);
@@ -655,4 +659,74 @@ void rslub_test_kc_add_reference(struct kmem_cache *kc)
 int rslub_test_module_refcount(void)
 {
 	return module_refcount(THIS_MODULE);
+}
+
+/*
+ * Memory cgroups: this task's allocations charged to the cgroup at @path (of the cgroup2
+ * hierarchy) until rslub_test_memcg_leave(), whose argument is returned (NULL if there is
+ * no such cgroup, or it has no memory controller of its own, or no CONFIG_MEMCG).
+ */
+#ifdef CONFIG_MEMCG
+#include <linux/cgroup.h>
+#include <linux/memcontrol.h>
+
+struct rslub_test_memcg {
+	struct mem_cgroup *memcg, *old;
+};
+
+struct rslub_test_memcg *rslub_test_memcg_enter(const char *path)
+{
+	struct cgroup_subsys_state *css;
+	struct rslub_test_memcg *m;
+	struct cgroup *cgrp;
+
+	cgrp = cgroup_get_from_path(path);
+	if (IS_ERR(cgrp))
+		return NULL;
+	css = cgroup_get_e_css(cgrp, &memory_cgrp_subsys);
+	cgroup_put(cgrp);
+	if (!css)
+		return NULL;
+	m = kmalloc_obj(*m);
+	if (!m || mem_cgroup_is_root(mem_cgroup_from_css(css))) {
+		kfree(m);
+		css_put(css);
+		return NULL;
+	}
+	m->memcg = mem_cgroup_from_css(css);
+	m->old = set_active_memcg(m->memcg);
+	return m;
+}
+
+void rslub_test_memcg_leave(struct rslub_test_memcg *m)
+{
+	set_active_memcg(m->old);
+	css_put(&m->memcg->css);
+	kfree(m);
+}
+
+/* The bytes charged to the cgroup (its memory.current). */
+unsigned long rslub_test_memcg_usage(struct rslub_test_memcg *m)
+{
+	return page_counter_read(&m->memcg->memory) * PAGE_SIZE;
+}
+#else
+struct rslub_test_memcg *rslub_test_memcg_enter(const char *path)
+{
+	return NULL;
+}
+
+void rslub_test_memcg_leave(struct rslub_test_memcg *m)
+{
+}
+
+unsigned long rslub_test_memcg_usage(struct rslub_test_memcg *m)
+{
+	return 0;
+}
+#endif
+
+bool rslub_test_kmem_cache_charge(void *obj, gfp_t gfp)
+{
+	return kmem_cache_charge(obj, gfp);
 }

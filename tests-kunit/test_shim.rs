@@ -112,6 +112,10 @@ mod ffi {
         ) -> u32;
         pub(super) fn rslub_test_mempool_resize(pool: *mut c_void, min_nr: i32) -> i32;
         pub(super) fn rslub_test_mempool_reserved(pool: *mut c_void) -> i32;
+        pub(super) fn rslub_test_memcg_enter(path: *const kernel::ffi::c_char) -> *mut c_void;
+        pub(super) fn rslub_test_memcg_leave(m: *mut c_void);
+        pub(super) fn rslub_test_memcg_usage(m: *mut c_void) -> usize;
+        pub(super) fn rslub_test_kmem_cache_charge(obj: *mut c_void, gfp: u32) -> bool;
         pub(super) fn rslub_test_module_refcount() -> i32;
         pub(super) fn rslub_test_cpu_down(cpu: u32) -> i32;
         pub(super) fn rslub_test_cpu_up(cpu: u32) -> i32;
@@ -879,4 +883,47 @@ pub(crate) fn on_slab_page(obj: usize) -> bool {
 pub(crate) fn module_refcount() -> i32 {
     // SAFETY: No precondition.
     unsafe { ffi::rslub_test_module_refcount() }
+}
+
+/// The calling task's allocations charged to a memory cgroup (`set_active_memcg()`) while
+/// the value lives.
+///
+/// # Invariants
+///
+/// `self.0` came from `rslub_test_memcg_enter()` on this task, and is left on drop.
+pub(crate) struct Memcg(NonNull<c_void>);
+
+impl Memcg {
+    /// Charges this task's allocations to the cgroup at `path` of the cgroup2 hierarchy;
+    /// `ENOENT` if there is none with a memory controller of its own.
+    pub(crate) fn enter(path: &CStr) -> Result<Self> {
+        // SAFETY: `path` is a valid C string.
+        let m = unsafe { ffi::rslub_test_memcg_enter(path.as_char_ptr()) };
+        // INVARIANT: entered just now, on this task.
+        NonNull::new(m).map(Self).ok_or(ENOENT)
+    }
+
+    /// The bytes charged to the cgroup (its `memory.current`).
+    pub(crate) fn usage(&self) -> usize {
+        // SAFETY: A cgroup entered (invariant).
+        unsafe { ffi::rslub_test_memcg_usage(self.0.as_ptr()) }
+    }
+}
+
+impl Drop for Memcg {
+    fn drop(&mut self) {
+        // SAFETY: Entered on this task (invariant), left once.
+        unsafe { ffi::rslub_test_memcg_leave(self.0.as_ptr()) };
+    }
+}
+
+/// `kmem_cache_charge(obj, gfp)`: charges an allocated object to the current memory
+/// cgroup; false if the charge failed.
+///
+/// # Safety
+///
+/// `obj` must be a live object of a kmem cache.
+pub(crate) unsafe fn kmem_cache_charge(obj: usize, gfp: crate::gfp::Gfp) -> bool {
+    // SAFETY: A live object (caller).
+    unsafe { ffi::rslub_test_kmem_cache_charge(obj as *mut c_void, gfp.raw()) }
 }
