@@ -58,6 +58,11 @@ mod ffi {
         );
         pub(super) fn rslub_kc_refusal(kc: *mut bindings::kmem_cache) -> *const c_char;
         pub(super) fn rslub_kc_known(name: *const c_char) -> *mut bindings::kmem_cache;
+        pub(super) fn rslub_kc_sysfs_id(name: *const c_char, id: *mut c_char, len: usize) -> c_int;
+        pub(super) fn rslub_kc_id(kc: *mut bindings::kmem_cache) -> *const c_char;
+        pub(super) fn rslub_kc_hold(kc: *mut bindings::kmem_cache) -> bool;
+        pub(super) fn rslub_kc_release(kc: *mut bindings::kmem_cache);
+        pub(super) fn rslub_kc_destroyed(kc: *mut bindings::kmem_cache) -> bool;
         pub(super) fn rslub_hook_watch(name: *const c_char) -> c_int;
         pub(super) fn rslub_hook_seen(slot: c_int) -> *mut bindings::kmem_cache;
         pub(super) fn rslub_hook_seen_destroyed(kc: *mut bindings::kmem_cache);
@@ -176,7 +181,9 @@ pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache) {
 /// # Invariants
 ///
 /// Points at a live `struct kmem_cache` for as long as the value is used: its creator
-/// does not destroy it while it is backed (unbacking comes first, see backing.rst).
+/// does not destroy it while it is backed (unbacking comes first, see backing.rst), or,
+/// for a backed cache whose last destroy unbacking missed (a merged cache's, see
+/// `rslub_kc_hold()`), at its struct, still allocated: held until it is unbacked.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct KmemCache(NonNull<bindings::kmem_cache>);
 
@@ -198,6 +205,36 @@ impl KmemCache {
         self.0.as_ptr()
     }
 
+    /// The cache's name in `/sys/kernel/slab` ([`sysfs_id`]), if it has one.
+    fn id(self) -> Option<&'static CStr> {
+        // SAFETY: A live cache (invariant).
+        let id = unsafe { ffi::rslub_kc_id(self.as_ptr()) };
+        // SAFETY: Null, or the cache's kobject name, a C string that lives as long as the
+        // cache, which is all the caller may use it for.
+        (!id.is_null()).then(|| unsafe { CStr::from_char_ptr(id) })
+    }
+
+    /// The cache's name (its first creator's, for a merged cache).
+    fn name(self) -> &'static CStr {
+        let (mut size, mut align, mut flags) = (0, 0, 0);
+        let mut ctor = None;
+        let mut name = ptr::null();
+        // SAFETY: A live cache (invariant); the pointers are valid for writes.
+        unsafe {
+            ffi::rslub_kc_info(
+                self.as_ptr(),
+                &mut size,
+                &mut align,
+                &mut ctor,
+                &mut flags,
+                &mut name,
+            )
+        };
+        // SAFETY: A live cache's name is a C string that lives as long as the cache, which
+        // is all the caller may use it for.
+        unsafe { CStr::from_char_ptr(name) }
+    }
+
     /// Why rslub cannot serve this cache, if it cannot.
     fn refusal(self) -> Option<&'static CStr> {
         // SAFETY: A live cache (invariant).
@@ -212,6 +249,17 @@ struct Backing {
     kc: KmemCache,
     cache: Cache,
     draining: bool,
+    /// Whether `kc`'s struct is held (`rslub_kc_hold()`) until it is unbacked.
+    held: bool,
+}
+
+impl Backing {
+    /// Whether the backed cache was destroyed by all its creators, though unbacking did
+    /// not see the last destroy (see `rslub_kc_hold()`): unbacked by the next `drain`.
+    fn destroyed(&self) -> bool {
+        // SAFETY: A backed cache's struct is allocated while it is backed (`KmemCache`).
+        !self.draining && self.held && unsafe { ffi::rslub_kc_destroyed(self.kc.as_ptr()) }
+    }
 }
 
 /// Backed and draining caches, names being looked for, and whether the hooks are
@@ -229,6 +277,22 @@ kernel::sync::global_lock! {
         watching: 0,
         hooked: false,
     };
+}
+
+/// The name of `name`'s cache in `/sys/kernel/slab`: with slab merging, a mergeable
+/// cache's directory is named by its flags and size (`:0000200`) and every name created
+/// into it (the first creator's too) is a symlink to it; `None` if there is no such entry.
+/// May sleep.
+fn sysfs_id(name: &CStr) -> Option<kernel::str::CString> {
+    let mut buf = [0u8; 64];
+    // SAFETY: `name` is a C string; `buf` is valid for `buf.len()` bytes.
+    let r =
+        unsafe { ffi::rslub_kc_sysfs_id(name.as_char_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return None;
+    }
+    let id = CStr::from_bytes_until_nul(&buf).ok()?;
+    kernel::str::CString::try_from(id).ok()
 }
 
 /// How long [`back_name`] waits for a cache of that name to allocate.
@@ -313,6 +377,11 @@ fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
         kcs.push(p.kc.as_ptr(), GFP_KERNEL)?;
         rcs.push(core.cast_mut().cast::<c_void>(), GFP_KERNEL)?;
     }
+    let mut held = KVec::with_capacity(prepared.len(), GFP_KERNEL)?;
+    for p in prepared.iter() {
+        // SAFETY: A live cache (`KmemCache`).
+        held.push(unsafe { ffi::rslub_kc_hold(p.kc.as_ptr()) }, GFP_KERNEL)?;
+    }
     let r = hook(st).and_then(|()| {
         // SAFETY: Every `kc` is live; every `rc` stays live until unbacked and drained
         // (the list below keeps it). The arrays hold `len` entries each.
@@ -320,11 +389,17 @@ fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
     });
     if let Err(e) = r {
         pr_err!("cannot back the caches asked for: {e:?}\n");
+        for (p, h) in prepared.iter().zip(held.iter()) {
+            if *h {
+                // SAFETY: Held above, and in no table.
+                unsafe { ffi::rslub_kc_release(p.kc.as_ptr()) };
+            }
+        }
         drop(prepared);
         unhook_if_idle(st);
         return Err(e);
     }
-    for p in prepared {
+    for (p, held) in prepared.into_iter().zip(held) {
         let l = p.cache.layout();
         pr_info!(
             "backing {} ({} bytes, align {}, flags {:#x})\n",
@@ -339,6 +414,7 @@ fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
                 kc: p.kc,
                 cache: p.cache,
                 draining: false,
+                held,
             },
             GFP_KERNEL,
         )?;
@@ -377,8 +453,15 @@ fn unback_locked(st: &mut State, kc: KmemCache) -> Result<u64> {
         .iter()
         .position(|b| b.kc == kc && !b.draining)
         .ok_or(ENOENT)?;
-    // SAFETY: `kc` is live; afterwards no hook or replacement uses the rslub cache.
+    // SAFETY: `kc` is live, or held; afterwards no hook or replacement uses the rslub
+    // cache.
     unsafe { ffi::rslub_hook_unback(kc.as_ptr()) };
+    if st.list[i].held {
+        // SAFETY: Held since it was backed, and in the table no more: nothing of rslub's
+        // reads the struct after this (`Backing::destroyed` only while backed).
+        unsafe { ffi::rslub_kc_release(kc.as_ptr()) };
+        st.list[i].held = false;
+    }
     st.list[i].draining = true;
     // Objects given to kfree_rcu() are freed, not counted as live (as the kernel's
     // `kmem_cache_destroy()` waits for them with `kvfree_rcu_barrier_on_cache()`).
@@ -412,6 +495,16 @@ fn live_objects(c: &Cache) -> u64 {
 /// backed or draining any more, removes the hooks. Returns how many still drain.
 pub(crate) fn release_drained() -> usize {
     let mut st = BACK.lock();
+    // Caches destroyed behind unbacking's back (see `rslub_kc_hold()`) are unbacked first.
+    while let Some(kc) = st.list.iter().find(|b| b.destroyed()).map(|b| b.kc) {
+        if let Some(b) = st.list.iter().find(|b| b.kc == kc) {
+            pr_warn!(
+                "{} was destroyed while backed (an alias's destroy unbacking did not see): unbacked\n",
+                b.cache.name()
+            );
+        }
+        let _ = unback_locked(&mut st, kc);
+    }
     let mut i = 0;
     while i < st.list.len() {
         let b = &st.list[i];
@@ -473,6 +566,8 @@ struct Found {
     kc: KmemCache,
     slot: Option<c_int>,
     name: kernel::str::CString,
+    /// What the watch compares: the name, or the cache's `/sys/kernel/slab` name.
+    _key: kernel::str::CString,
 }
 
 impl Found {
@@ -497,7 +592,7 @@ impl Drop for Found {
     fn drop(&mut self) {
         if let Some(slot) = self.slot {
             // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads
-            // `self.name`.
+            // `self._key`.
             unsafe { ffi::rslub_hook_unwatch(slot) };
             let mut st = BACK.lock();
             st.watching -= 1;
@@ -509,7 +604,9 @@ impl Drop for Found {
 /// The kernel cache named `name`. The kernel's list of caches is not exported: a cache
 /// the kernel exports a pointer to (the skb caches) is found at once; any other when it
 /// next allocates, and a name that allocates nothing for a second is refused with
-/// `ENOENT` (unknown, or idle), with a message saying so. Registers the hooks while it
+/// `ENOENT` (unknown, or idle), with a message saying so. A name merged into another
+/// cache (slab merging) finds that cache, through its name in `/sys/kernel/slab`, and
+/// says so: backing it serves every name merged into it. Registers the hooks while it
 /// looks and until the result is dropped (it keeps watching, see [`Found`]).
 fn find(name: &CStr) -> Result<Found> {
     let owned = kernel::str::CString::try_from(name)?;
@@ -521,15 +618,30 @@ fn find(name: &CStr) -> Result<Found> {
             // unbacks first.
             kc: unsafe { KmemCache::from_raw(kc) },
             slot: None,
+            _key: kernel::str::CString::try_from(name)?,
             name: owned,
         });
     }
+    let key = match sysfs_id(name) {
+        Some(id) => id,
+        None => kernel::str::CString::try_from(name)?,
+    };
     let slot = {
         let mut st = BACK.lock();
+        // A backed cache's allocations are not watched: say so now.
+        // (A backed cache is live, and its id too, while the lock is held.)
+        if st
+            .list
+            .iter()
+            .any(|b| !b.draining && (b.cache.name() == name || b.kc.id() == Some(&*key)))
+        {
+            pr_err!("cannot back {name}: already backed\n");
+            return Err(EEXIST);
+        }
         hook(&mut st)?;
-        // SAFETY: `owned` stays valid until `rslub_hook_unwatch()` (in `Found::drop`,
-        // or below).
-        let slot = unsafe { ffi::rslub_hook_watch(owned.as_char_ptr()) };
+        // SAFETY: `key` stays valid until `rslub_hook_unwatch()` (in `Found::drop`, or
+        // below).
+        let slot = unsafe { ffi::rslub_hook_watch(key.as_char_ptr()) };
         if slot < 0 {
             unhook_if_idle(&mut st);
             pr_err!("cannot back {name}: too many names looked for at once\n");
@@ -538,25 +650,41 @@ fn find(name: &CStr) -> Result<Found> {
         st.watching += 1;
         slot
     };
-    let mut seen = ptr::null_mut();
-    for _ in 0..SEEN_WITHIN_MS {
+    let start = kernel::time::Instant::<kernel::time::Monotonic>::now();
+    let seen = loop {
         // SAFETY: `slot` is watched until the unwatch below.
-        seen = unsafe { ffi::rslub_hook_seen(slot) };
-        if !seen.is_null() {
-            break;
+        let seen = unsafe { ffi::rslub_hook_seen(slot) };
+        if !seen.is_null() || start.elapsed().as_millis() >= i64::from(SEEN_WITHIN_MS) {
+            break seen;
         }
         crate::shim::msleep(1);
-    }
+    };
     if let Some(kc) = NonNull::new(seen) {
+        if *key != *name {
+            // The cache seen is live: its destroy waits for the lock held here (see
+            // `Found`).
+            let _st = BACK.lock();
+            // SAFETY: `rslub_hook_seen_gone()` reads the slot under the lock.
+            if !unsafe { ffi::rslub_hook_seen_gone(slot) } {
+                // SAFETY: Live while the lock is held (above).
+                let kc = unsafe { KmemCache::from_raw(kc) };
+                pr_info!(
+                    "{name} is merged into cache {} (/sys/kernel/slab/{}): backing it serves every name merged into it\n",
+                    kc.name(),
+                    &*key
+                );
+            }
+        }
         // INVARIANT: the cache the watch saw, watched until the `Found` is dropped.
         return Ok(Found {
             // SAFETY: `Found::live` gives it out only while it is live (see there).
             kc: unsafe { KmemCache::from_raw(kc) },
             slot: Some(slot),
             name: owned,
+            _key: key,
         });
     }
-    // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads `owned`.
+    // SAFETY: `slot` came from `rslub_hook_watch()`; afterwards no handler reads `key`.
     unsafe { ffi::rslub_hook_unwatch(slot) };
     let mut st = BACK.lock();
     st.watching -= 1;
@@ -590,13 +718,19 @@ fn back_found(found: &[Found]) -> Result {
     publish(&mut st, prepared)
 }
 
-/// Stops backing the cache named `name` (see [`unback`]).
+/// Stops backing the cache named `name` (see [`unback`]): its own name, or any name
+/// merged into it.
 pub(crate) fn unback_name(name: &CStr) -> Result<u64> {
+    let id = sysfs_id(name);
     let kc = {
         let st = BACK.lock();
         st.list
             .iter()
-            .find(|b| !b.draining && b.cache.name() == name)
+            .filter(|b| !b.draining)
+            .find(|b| {
+                // A backed cache is live (`KmemCache`), its id too while the lock is held.
+                b.cache.name() == name || (id.is_some() && b.kc.id() == id.as_deref())
+            })
             .map(|b| b.kc)
     };
     let Some(kc) = kc else {
@@ -658,7 +792,13 @@ pub(crate) fn show(f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
             f,
             "{} {} alloc {} free {} slabs {}",
             c.name().to_str().unwrap_or("?"),
-            if b.draining { "draining" } else { "backed" },
+            if b.draining {
+                "draining"
+            } else if b.destroyed() {
+                "destroyed"
+            } else {
+                "backed"
+            },
             s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
             s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
             crate::topology::online_nodes()

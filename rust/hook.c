@@ -28,6 +28,8 @@
 #include <linux/mempool.h>
 #include <linux/module.h>
 #include <linux/mm.h>
+#include <linux/kernfs.h>
+#include <linux/kobject.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <net/hotdata.h>
@@ -57,6 +59,11 @@ void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *alig
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
 const char *rslub_kc_refusal(struct kmem_cache *kc);
 struct kmem_cache *rslub_kc_known(const char *name);
+int rslub_kc_sysfs_id(const char *name, char *id, size_t len);
+const char *rslub_kc_id(struct kmem_cache *kc);
+bool rslub_kc_hold(struct kmem_cache *kc);
+void rslub_kc_release(struct kmem_cache *kc);
+bool rslub_kc_destroyed(struct kmem_cache *kc);
 int rslub_hook_watch(const char *name);
 struct kmem_cache *rslub_hook_seen(int slot);
 void rslub_hook_seen_destroyed(struct kmem_cache *kc);
@@ -79,7 +86,8 @@ static int rslub_backed_end;
 /*
  * Names waiting to be seen: a cache can only be found by name when it allocates (the
  * kernel's list of caches is not exported), so the allocation handler compares names
- * while any is watched. Written under rslub_backed_lock, read in the handler (preemption
+ * while any is watched: a cache's own name, or its name in /sys/kernel/slab (a merged
+ * cache's, see rslub_kc_sysfs_id()). Written under rslub_backed_lock, read in the handler (preemption
  * off: rslub_hook_unwatch() waits for it with synchronize_rcu()).
  */
 #define RSLUB_MAX_WATCHED RSLUB_MAX_BACKED
@@ -96,7 +104,8 @@ static __always_inline void rslub_watch_check(struct kmem_cache *kc)
 	for (i = 0; i < RSLUB_MAX_WATCHED; i++) {
 		const char *name = READ_ONCE(rslub_watched[i]);
 
-		if (name && !READ_ONCE(rslub_seen[i]) && kc && !strcmp(kc->name, name))
+		if (name && !READ_ONCE(rslub_seen[i]) && kc &&
+		    (!strcmp(kc->name, name) || !strcmp(rslub_kc_id(kc) ?: "", name)))
 			cmpxchg(&rslub_seen[i], NULL, kc);
 	}
 }
@@ -1101,6 +1110,81 @@ void rslub_hook_unwatch(int slot)
 	synchronize_rcu();
 	WRITE_ONCE(rslub_seen[slot], NULL);
 	mutex_unlock(&rslub_backed_lock);
+}
+
+/*
+ * The name of @name's cache in /sys/kernel/slab, in @id (@len bytes). With slab merging
+ * (SLAB_MERGE_DEFAULT, or slab_merge) a mergeable cache's directory is named by its
+ * flags and size (":0000200", create_unique_id() in mm/slub.c), and each name created
+ * into it, the first creator's included, is a symlink to it: kmem_cache_create() of a
+ * mergeable cache returns an existing one, whose name (kc->name) is its first creator's.
+ * An unmergeable cache's directory has its own name. Returns 0, or -ENOENT if there is no
+ * such entry. May sleep.
+ */
+int rslub_kc_sysfs_id(const char *name, char *id, size_t len)
+{
+	struct kernfs_node *dir, *kn, *target;
+	int ret = -ENOENT;
+
+	/* Through kernfs, not a path: the caller's root may have no sysfs mounted. */
+	dir = kernfs_find_and_get(kernel_kobj->sd, "slab");
+	if (!dir)
+		return -ENOENT;
+	kn = kernfs_find_and_get(dir, name);
+	kernfs_put(dir);
+	if (!kn)
+		return -ENOENT;
+	/* A symlink holds a reference to its target. */
+	target = kernfs_type(kn) == KERNFS_LINK ? kn->symlink.target_kn : kn;
+	if (kernfs_type(target) == KERNFS_DIR) {
+		rcu_read_lock();
+		ret = strscpy(id, rcu_dereference(target->name), len) < 0 ? -ENAMETOOLONG : 0;
+		rcu_read_unlock();
+	}
+	kernfs_put(kn);
+	return ret;
+}
+
+/* @kc's name in /sys/kernel/slab (see rslub_kc_sysfs_id()), or NULL. */
+const char *rslub_kc_id(struct kmem_cache *kc)
+{
+#ifdef CONFIG_SYSFS
+	return kobject_name(&kc->kobj);
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * Keeps @kc's struct allocated until rslub_kc_release(), even if it is destroyed: with
+ * sysfs (slab_state FULL, true for any cache a module sees) the kernel frees a cache's
+ * struct from its kobject's release, after the last reference. A backed cache is held:
+ * a destroy that unbacking did not see (an alias's destroy already inside the kernel's
+ * kmem_cache_destroy() when the cache got backed, so that the last one through rslub
+ * read two references) leaves the table pointing at a destroyed cache, never at a freed
+ * struct that a new cache could reuse. Returns whether it holds (false without sysfs).
+ */
+bool rslub_kc_hold(struct kmem_cache *kc)
+{
+#ifdef SLAB_SUPPORTS_SYSFS
+	return kobject_get_unless_zero(&kc->kobj) != NULL;
+#else
+	return false;
+#endif
+}
+
+/* Drops the hold of rslub_kc_hold(): may free @kc's struct (the kernel's release). */
+void rslub_kc_release(struct kmem_cache *kc)
+{
+#ifdef SLAB_SUPPORTS_SYSFS
+	kobject_put(&kc->kobj);
+#endif
+}
+
+/* Whether every creator of the held cache @kc has destroyed it. */
+bool rslub_kc_destroyed(struct kmem_cache *kc)
+{
+	return READ_ONCE(kc->refcount) == 0;
 }
 
 /*

@@ -22,9 +22,9 @@ mod tests {
         inject::{self, Point},
         slab,
         test_shim::{
-            kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
-            kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, krealloc, ksize,
-            kmem_cache_charge, module_refcount, msleep, on_slab_page, read_file,
+            kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
+            kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked,
+            kmem_cache_charge, krealloc, ksize, module_refcount, msleep, on_slab_page, read_file,
             set_before_destroy, skip, write_file, KernelCache, Memcg, Mempool, Thread, Tick,
         },
     };
@@ -211,6 +211,46 @@ mod tests {
         }
         // The last reference: unbacked (nothing left to drain), then freed by the kernel.
         drop(kc);
+        assert_eq!(back::backings(), base);
+    }
+
+    /// A merged cache's alias destroyed while already inside the kernel's
+    /// `kmem_cache_destroy()` when the cache got backed is not seen by rslub: the last
+    /// destroy through rslub reads two references and leaves the cache backed, and then
+    /// the kernel destroys it. Its struct stays allocated (held) until rslub unbacks it,
+    /// so that a new cache is not made in it and served by the old rslub cache; the back
+    /// file says `destroyed`, and `drain` unbacks it.
+    #[test]
+    fn a_cache_destroyed_behind_unbacking_is_held_until_drained() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_behind", SIZE, 0, 0, None).expect("kmem_cache");
+        kc.add_reference();
+        back::back(handle(&kc)).expect("back");
+        // The alias's reference goes once rslub has read two (and so left it backed).
+        set_before_destroy(Some(kc_drop_reference));
+        let old = kc.into_raw();
+        // SAFETY: from `into_raw()` above; the only value made from it.
+        drop(unsafe { KernelCache::from_raw(old) });
+        set_before_destroy(None);
+        // The kernel makes a new cache in the struct it freed last, if it was freed.
+        let new =
+            KernelCache::create(c"rslub_test_kc_behind2", SIZE, 0, 0, None).expect("kmem_cache");
+        if new.raw().as_ptr() as usize == old {
+            pr_info!("the new cache reused the destroyed one's struct\n");
+        }
+        assert!(new.raw().as_ptr() as usize != old);
+        let p = new.alloc(Gfp::KERNEL);
+        assert!(p != 0 && !rslub_owns(p));
+        // SAFETY: allocated above, freed once.
+        unsafe { new.free(p) };
+        let mut buf = [0u8; 512];
+        let n = read_file(c"rslub_kunit/back", &mut buf).expect("back file");
+        let shown = core::str::from_utf8(&buf[..n]).expect("text");
+        assert!(shown
+            .lines()
+            .any(|l| l.starts_with("rslub_test_kc_behind destroyed alloc ")));
+        assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
         assert_eq!(back::backings(), base);
     }
 
@@ -554,6 +594,61 @@ mod tests {
         assert!(allocations.load(Relaxed) > 0);
         assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
         assert_eq!(back::backings(), base);
+    }
+
+    /// With slab merging (`SLAB_MERGE_DEFAULT`), a cache created with the size and flags
+    /// of another is that cache, and its name only a symlink in `/sys/kernel/slab`:
+    /// backing by that name finds the cache it was merged into and backs it, serving
+    /// every name merged into it; unbacking by that name works too.
+    #[test]
+    fn a_name_merged_into_another_cache_backs_that_cache() {
+        if !cfg!(CONFIG_SLAB_MERGE_DEFAULT) {
+            skip(c"no SLAB_MERGE_DEFAULT: caches are not merged");
+            return;
+        }
+        // A size no kernel cache has here (the first is merged into nothing).
+        const MSIZE: u32 = 1000;
+        let base = back::backings();
+        let first = KernelCache::create_mergeable(c"rslub_test_merge_a", MSIZE).expect("cache");
+        let second = KernelCache::create_mergeable(c"rslub_test_merge_b", MSIZE).expect("cache");
+        assert!(first.raw() == second.raw());
+        let stop = AtomicBool::new(false);
+        let user = || {
+            while !stop.load(Relaxed) {
+                let p = second.alloc(Gfp::KERNEL);
+                if p != 0 {
+                    // SAFETY: allocated just above, freed once.
+                    unsafe { second.free(p) };
+                }
+                msleep(1);
+            }
+        };
+        // SAFETY: `user` outlives the thread, joined below.
+        let t = unsafe { Thread::start_unbound(&user) }.expect("thread");
+        assert_eq!(back::back_all(c"rslub_test_merge_b"), Ok(()));
+        // The cache it was merged into is backed, under its first creator's name.
+        let mut buf = [0u8; 512];
+        let n = read_file(c"rslub_kunit/back", &mut buf).expect("back file");
+        let shown = core::str::from_utf8(&buf[..n]).expect("text");
+        assert!(shown
+            .lines()
+            .any(|l| l.starts_with("rslub_test_merge_a backed alloc ")));
+        let p = first.alloc(Gfp::KERNEL);
+        assert!(p != 0 && rslub_owns(p));
+        // SAFETY: allocated above, freed once.
+        unsafe { first.free(p) };
+        // Either name is that cache.
+        assert_eq!(back::back_all(c"rslub_test_merge_a"), Err(EEXIST));
+        assert_eq!(
+            write_file(c"rslub_kunit/back", b"-rslub_test_merge_b\n"),
+            Ok(20)
+        );
+        stop.store(true, Relaxed);
+        drop(t);
+        assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
+        assert_eq!(back::backings(), base);
+        drop(second);
+        drop(first);
     }
 
     /// A cache found by name that its owner destroys before it is backed, making a new

@@ -47,6 +47,7 @@ void rslub_test_hardtick_stop(struct rslub_test_hardtick *k);
 void rslub_test_skip(const char *reason);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
+struct kmem_cache *rslub_test_kc_create_mergeable(const char *name, unsigned int size);
 void rslub_test_kc_destroy(struct kmem_cache *kc);
 void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size,
 			    unsigned int *min_partial);
@@ -57,6 +58,7 @@ void *rslub_test_kc_alloc_lru(struct kmem_cache *kc, gfp_t gfp);
 bool rslub_test_kc_alloc_bulk(struct kmem_cache *kc, gfp_t gfp, size_t n, void **p);
 void rslub_test_kc_free(struct kmem_cache *kc, void *obj);
 void rslub_test_kc_add_reference(struct kmem_cache *kc);
+void rslub_test_kc_drop_reference(struct kmem_cache *kc);
 bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj);
 void rslub_test_kfree(const void *obj);
 void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p);
@@ -438,6 +440,12 @@ struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, uns
 				 ctor);
 }
 
+/* kmem_cache_create() as the kernel's users call it: merged into another if it can be. */
+struct kmem_cache *rslub_test_kc_create_mergeable(const char *name, unsigned int size)
+{
+	return kmem_cache_create(name, size, 0, 0, NULL);
+}
+
 void rslub_test_kc_destroy(struct kmem_cache *kc)
 {
 	kmem_cache_destroy(kc);
@@ -654,6 +662,12 @@ bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj)
 void rslub_test_kc_add_reference(struct kmem_cache *kc)
 {
 	WRITE_ONCE(kc->refcount, kc->refcount + 1);
+}
+
+/* What an alias's kmem_cache_destroy() does when another reference is left. */
+void rslub_test_kc_drop_reference(struct kmem_cache *kc)
+{
+	WRITE_ONCE(kc->refcount, kc->refcount - 1);
 }
 
 int rslub_test_module_refcount(void)

@@ -79,6 +79,7 @@ mod ffi {
             obj: *mut c_void,
         ) -> bool;
         pub(super) fn rslub_test_kc_add_reference(kc: *mut kernel::bindings::kmem_cache);
+        pub(super) fn rslub_test_kc_drop_reference(kc: *mut kernel::bindings::kmem_cache);
         pub(super) fn rslub_test_kfree(obj: *const c_void);
         pub(super) static mut rslub_test_before_destroy:
             Option<unsafe extern "C" fn(*mut kernel::bindings::kmem_cache)>;
@@ -112,6 +113,10 @@ mod ffi {
         ) -> u32;
         pub(super) fn rslub_test_mempool_resize(pool: *mut c_void, min_nr: i32) -> i32;
         pub(super) fn rslub_test_mempool_reserved(pool: *mut c_void) -> i32;
+        pub(super) fn rslub_test_kc_create_mergeable(
+            name: *const kernel::ffi::c_char,
+            size: u32,
+        ) -> *mut kernel::bindings::kmem_cache;
         pub(super) fn rslub_test_memcg_enter(path: *const kernel::ffi::c_char) -> *mut c_void;
         pub(super) fn rslub_test_memcg_leave(m: *mut c_void);
         pub(super) fn rslub_test_memcg_usage(m: *mut c_void) -> usize;
@@ -550,6 +555,15 @@ impl KernelCache {
         NonNull::new(kc).map(Self).ok_or(ENOMEM)
     }
 
+    /// `kmem_cache_create(name, size, 0, 0, NULL)`, as the kernel's users call it: with
+    /// slab merging on, the kernel may return another cache of the same size and flags,
+    /// with one more reference.
+    pub(crate) fn create_mergeable(name: &CStr, size: u32) -> Result<Self> {
+        // SAFETY: A valid name.
+        let kc = unsafe { ffi::rslub_test_kc_create_mergeable(name.as_char_ptr(), size) };
+        NonNull::new(kc).map(Self).ok_or(ENOMEM)
+    }
+
     /// The slab order, the stride (`s->size`) and the `min_partial` the kernel chose for
     /// the cache.
     pub(crate) fn geometry(&self) -> (u32, u32, u32) {
@@ -926,4 +940,16 @@ impl Drop for Memcg {
 pub(crate) unsafe fn kmem_cache_charge(obj: usize, gfp: crate::gfp::Gfp) -> bool {
     // SAFETY: A live object (caller).
     unsafe { ffi::rslub_test_kmem_cache_charge(obj as *mut c_void, gfp.raw()) }
+}
+
+/// Drops one reference of a cache as an alias's `kmem_cache_destroy()` does when others
+/// are left (a `set_before_destroy()` callback).
+///
+/// # Safety
+///
+/// `kc` must be a live cache with more than one reference, none of them the caller's to
+/// destroy afterwards.
+pub(crate) unsafe extern "C" fn kc_drop_reference(kc: *mut kernel::bindings::kmem_cache) {
+    // SAFETY: A live cache (caller).
+    unsafe { ffi::rslub_test_kc_drop_reference(kc) };
 }
