@@ -269,6 +269,27 @@ pub(crate) struct CacheCore {
     last_error_at: Atomic<usize>,
     /// 1 once `__GFP_ZERO` for a cache with a constructor was reported (once per cache).
     zero_with_ctor_reported: Atomic<u32>,
+    /// With `CONFIG_SLAB_FREELIST_RANDOM`, the order in which a new slab's objects go on
+    /// its free list, as SLUB's `random_seq`: a random permutation of the object indices
+    /// of a slab of the cache's order, drawn at creation (`shuffle_freelist()`).
+    pub(super) random_seq: Option<KVec<u32>>,
+}
+
+/// A random permutation of `0..n` (Fisher-Yates, as `cache_random_seq_create()`), or
+/// `None` without `CONFIG_SLAB_FREELIST_RANDOM` or with fewer than two objects.
+fn random_seq(n: u32) -> Result<Option<KVec<u32>>> {
+    if !cfg!(CONFIG_SLAB_FREELIST_RANDOM) || n < 2 {
+        return Ok(None);
+    }
+    let mut seq = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+    for i in 0..n {
+        seq.push(i, GFP_KERNEL)?;
+    }
+    for i in (1..n as usize).rev() {
+        let j = ((u64::from(shim::random_u32()) * (i as u64 + 1)) >> 32) as usize;
+        seq.swap(i, j);
+    }
+    Ok(Some(seq))
 }
 
 /// Checks that this CPU and kernel can run the allocator; says why not, and fails with
@@ -352,6 +373,7 @@ impl CacheCore {
             }
         }
         let name = CString::try_from(args.name)?;
+        let random_seq = random_seq(layout.objects)?;
         // Boot parameters; the suites can pretend they are set (`inject::init_on`).
         let (init_on_alloc, init_on_free) = (shim::init_on_alloc(), shim::init_on_free());
         #[cfg(rslub_inject)]
@@ -393,6 +415,7 @@ impl CacheCore {
                 last_error: Atomic::new(0),
                 last_error_at: Atomic::new(0),
                 zero_with_ctor_reported: Atomic::new(0),
+                random_seq,
             }),
             GFP_KERNEL,
         )

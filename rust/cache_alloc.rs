@@ -338,6 +338,7 @@ impl CacheCore {
             size: l.size,
             fp: self.fp,
             objects: layout::order_objects(order, l.stride()),
+            seq: self.random_seq.as_deref(),
         };
         let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
         let meta = gfp.for_metadata();

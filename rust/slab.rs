@@ -137,40 +137,107 @@ unsafe impl Sync for Slab {}
 
 /// Object geometry the slab needs, from the cache layout.
 #[derive(Clone, Copy)]
-pub(crate) struct Geometry {
+pub(crate) struct Geometry<'a> {
     pub(crate) size: u32,
     pub(crate) fp: FreePtr,
     pub(crate) objects: u32,
+    /// The cache's random order of object indices (`CONFIG_SLAB_FREELIST_RANDOM`), for a
+    /// slab of the cache's order: a permutation of `0..seq.len()`.
+    pub(crate) seq: Option<&'a [u32]>,
+}
+
+/// The object indices of a new slab in free list order: in address order, or, with a
+/// random sequence, SLUB's `shuffle_freelist()`: from a random position of the cache's
+/// sequence onwards, wrapping, skipping the indices a slab of a fallback order has not.
+struct FreeOrder<'a> {
+    seq: &'a [u32],
+    pos: usize,
+    objects: u32,
+    left: u32,
+}
+
+impl<'a> FreeOrder<'a> {
+    fn new(g: &Geometry<'a>) -> Self {
+        // Shuffled only with two objects or more, and a sequence covering them all.
+        let seq = g
+            .seq
+            .filter(|s| g.objects >= 2 && s.len() >= g.objects as usize)
+            .unwrap_or(&[]);
+        let pos = if seq.is_empty() {
+            0
+        } else {
+            // `get_random_u32_below(len)`, by multiply-shift.
+            ((u64::from(crate::shim::random_u32()) * seq.len() as u64) >> 32) as usize
+        };
+        Self {
+            seq,
+            pos,
+            objects: g.objects,
+            left: g.objects,
+        }
+    }
+}
+
+impl Iterator for FreeOrder<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.left == 0 {
+            return None;
+        }
+        let i = self.objects - self.left;
+        self.left -= 1;
+        if self.seq.is_empty() {
+            return Some(i);
+        }
+        loop {
+            let idx = self.seq[self.pos];
+            self.pos = if self.pos + 1 == self.seq.len() {
+                0
+            } else {
+                self.pos + 1
+            };
+            if idx < self.objects {
+                return Some(idx);
+            }
+        }
+    }
 }
 
 impl Slab {
     /// Makes the metadata of a new slab on `pages` and links all objects into one free
-    /// list, running `ctor` once on each. The slab is returned frozen, with all objects
-    /// counted in use and its free list handed to the caller (the CPU that will own it).
+    /// list (in address order, or shuffled, see [`Geometry::seq`]), running `ctor` once
+    /// on each. The slab is returned frozen, with all objects counted in use and its free
+    /// list handed to the caller (the CPU that will own it).
     pub(crate) fn new_frozen(
         pages: SlabPages,
-        g: Geometry,
+        g: Geometry<'_>,
         cache: *const u8,
         ctor: Option<unsafe extern "C" fn(*mut core::ffi::c_void)>,
     ) -> (Self, *mut u8) {
         let base = pages.addr().as_ptr();
         let node = pages.node();
-        for i in 0..g.objects {
-            // In bounds: `objects * size` bytes fit in the pages.
-            let obj = base.wrapping_add((i * g.size) as usize);
+        // In bounds: every index is below `objects`, and `objects * size` bytes fit in
+        // the pages.
+        let at = |i: u32| base.wrapping_add((i * g.size) as usize);
+        let mut order = FreeOrder::new(&g);
+        // At least one object per slab (layout invariant).
+        let head = at(order.next().unwrap_or(0));
+        let mut obj = head;
+        loop {
             if let Some(ctor) = ctor {
                 // SAFETY: `obj` is a fresh object of the cache; the constructor's contract
                 // (set at cache creation) is to initialise one object.
                 unsafe { ctor(obj.cast()) };
             }
-            let next = if i + 1 < g.objects {
-                base.wrapping_add(((i + 1) * g.size) as usize)
-            } else {
-                ptr::null_mut()
-            };
+            let next = order.next().map_or(ptr::null_mut(), at);
             // SAFETY: `obj` is inside the pages and the free pointer offset is inside the
             // object and pointer aligned (layout invariant); nobody else sees the slab yet.
             unsafe { g.fp.set(obj, next) };
+            if next.is_null() {
+                break;
+            }
+            obj = next;
         }
         // INVARIANT: all objects are on the returned free list, which the caller holds as
         // the owning CPU's private list; they are counted in use, and the slab is frozen.
@@ -189,7 +256,7 @@ impl Slab {
             cpu_next: UnsafeCell::new(ptr::null_mut()),
             pages,
         };
-        (slab, base)
+        (slab, head)
     }
 
     /// Moves `self` into memory of its own from `kmalloc` (with `gfp`, on the slab's node)

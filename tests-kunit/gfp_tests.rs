@@ -245,6 +245,67 @@ mod tests {
         unpin();
     }
 
+    /// Checks that `objs`, a new slab's objects in the order they were handed out, are
+    /// each of its `per_slab` objects once, and returns how often an object lies below
+    /// the one before it (0 in address order).
+    fn descents(objs: &[usize], size: u32, per_slab: usize) -> usize {
+        assert_eq!(objs.len(), per_slab);
+        let base = *objs.iter().min().expect("objects");
+        let mut seen = KVec::with_capacity(per_slab, GFP_KERNEL).expect("memory");
+        seen.resize(per_slab, false, GFP_KERNEL).expect("memory");
+        for &p in objs {
+            let i = (p - base) / size as usize;
+            assert!((p - base) % size as usize == 0 && i < per_slab && !seen[i]);
+            seen[i] = true;
+        }
+        objs.windows(2).filter(|w| w[1] < w[0]).count()
+    }
+
+    /// With `CONFIG_SLAB_FREELIST_RANDOM` a new slab's objects come off its free list
+    /// in a random order (SLUB's `shuffle_freelist()`: the cache's random permutation,
+    /// from a random position), each once; a slab of the fallback order too, which
+    /// takes the indices it has from the same permutation.
+    #[test]
+    fn new_slabs_hand_out_their_objects_shuffled() {
+        if !cfg!(CONFIG_SLAB_FREELIST_RANDOM) {
+            crate::test_shim::skip(c"no CONFIG_SLAB_FREELIST_RANDOM: free lists in address order");
+            return;
+        }
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_shuffle", 512)).expect("cache");
+        let l = *c.layout();
+        let min_order = layout::get_order(u64::from(l.size));
+        assert!(l.order > min_order);
+        // A new slab of the cache's order, all of it.
+        let full = alloc_n(&c, l.objects as usize, NO_NODE);
+        assert_eq!(slabs(&c), 1);
+        let d = descents(&full, l.size, l.objects as usize);
+        // Four slabs of the fallback order (the cache's order fails), used up one after
+        // the other: with few objects each, one may come out in address order by chance
+        // (about 1 in 5 000 for 8), four hardly.
+        let id = c.id();
+        let hook = |cache: usize, p: Point| matches!(p, Point::PageAlloc { order, .. } if cache == id && order == l.order);
+        let per_small = layout::order_objects(min_order, l.stride()) as usize;
+        let small = {
+            let _h = install(&hook).expect("hook");
+            alloc_n(&c, 4 * per_small, NO_NODE)
+        };
+        assert_eq!(slabs(&c), 5);
+        let d_small: usize = small
+            .chunks(per_small)
+            .map(|s| descents(s, l.size, per_small))
+            .sum();
+        pr_info!(
+            "{} objects of a new slab: {d} out of address order; 4 fallback slabs of {per_small}: {d_small}\n",
+            l.objects
+        );
+        assert!(d > 0 && d_small > 0);
+        free_all(&c, &full);
+        free_all(&c, &small);
+        unpin();
+        assert!(c.destroy().is_ok());
+    }
+
     /// A slab on pages of the emergency reserves (pfmemalloc) serves only callers
     /// entitled to them, as SLUB's `pfmemalloc_match()`: an ordinary allocation skips it
     /// on the partial list, and a new slab of such pages made for an ordinary caller
