@@ -60,6 +60,11 @@ mod ffi {
         pub(super) fn rslub_kc_known(name: *const c_char) -> *mut bindings::kmem_cache;
         pub(super) fn rslub_kc_sysfs_id(name: *const c_char, id: *mut c_char, len: usize) -> c_int;
         pub(super) fn rslub_kc_id(kc: *mut bindings::kmem_cache) -> *const c_char;
+        pub(super) fn rslub_kc_usercopy(
+            kc: *mut bindings::kmem_cache,
+            offset: *mut c_uint,
+            size: *mut c_uint,
+        ) -> bool;
         pub(super) fn rslub_kc_hold(kc: *mut bindings::kmem_cache) -> bool;
         pub(super) fn rslub_kc_release(kc: *mut bindings::kmem_cache);
         pub(super) fn rslub_kc_destroyed(kc: *mut bindings::kmem_cache) -> bool;
@@ -135,6 +140,36 @@ unsafe fn slab_and_cache<'a>(p: *const u8) -> (&'a slab::Slab, &'a CacheCore) {
     unsafe {
         let s = &*crate::mm::slab_of(p);
         (s, &*s.cache.cast::<CacheCore>())
+    }
+}
+
+/// Hardened usercopy of `n` bytes at `ptr`, inside an rslub slab: whether the copy leaves
+/// the object or its cache's usercopy window ([`CacheCore::usercopy_violation`]); if so,
+/// `offset` is `ptr`'s offset in its object and `name` the cache's name, for the report.
+///
+/// # Safety
+///
+/// `ptr` must lie on a live slab of an rslub cache (the hooks checked it); `offset` and
+/// `name` must be valid for writes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rslub_usercopy_bad(
+    ptr: *const c_void,
+    n: c_ulong,
+    offset: *mut c_ulong,
+    name: *mut *const c_char,
+) -> bool {
+    // SAFETY: On a live rslub slab (caller).
+    let (slab, cache) = unsafe { slab_and_cache(ptr.cast()) };
+    match cache.usercopy_violation(slab, ptr.cast(), n as usize) {
+        None => false,
+        Some(off) => {
+            // SAFETY: Valid for writes (caller); the name lives as long as the cache.
+            unsafe {
+                *offset = off as c_ulong;
+                *name = cache.name().as_char_ptr();
+            }
+            true
+        }
     }
 }
 
@@ -359,6 +394,12 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
     .inspect_err(|e| {
         pr_err!("cannot back {name}: no rslub cache of that name ({e:?}; still draining?)\n")
     })?;
+    let (mut uo, mut us) = (0, 0);
+    // SAFETY: A live cache (invariant); the pointers are valid for writes.
+    if unsafe { ffi::rslub_kc_usercopy(kc.as_ptr(), &mut uo, &mut us) } {
+        // Before any object of it is out there.
+        cache.set_usercopy(uo, us);
+    }
     Ok(Prepared { kc, cache, flags })
 }
 

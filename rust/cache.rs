@@ -273,6 +273,10 @@ pub(crate) struct CacheCore {
     /// its free list, as SLUB's `random_seq`: a random permutation of the object indices
     /// of a slab of the cache's order, drawn at creation (`shuffle_freelist()`).
     pub(super) random_seq: Option<KVec<u32>>,
+    /// The usercopy window, `offset << 32 | size` (SLUB's `useroffset`, `usersize`): what
+    /// hardened usercopy lets a copy to or from user space touch of an object. The whole
+    /// object unless set ([`CacheCore::set_usercopy`]).
+    usercopy: Atomic<u64>,
 }
 
 /// A random permutation of `0..n` (Fisher-Yates, as `cache_random_seq_create()`), or
@@ -416,9 +420,39 @@ impl CacheCore {
                 last_error_at: Atomic::new(0),
                 zero_with_ctor_reported: Atomic::new(0),
                 random_seq,
+                usercopy: Atomic::new(u64::from(layout.object_size)),
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// Sets the usercopy window to `size` bytes from `offset` (a backed cache takes the
+    /// kernel cache's), clamped to the object.
+    pub(crate) fn set_usercopy(&self, offset: u32, size: u32) {
+        let offset = offset.min(self.layout.object_size);
+        let size = size.min(self.layout.object_size - offset);
+        self.usercopy
+            .store(u64::from(offset) << 32 | u64::from(size), Relaxed);
+    }
+
+    /// For hardened usercopy: the offset of `p` in its object if a copy of `n` bytes
+    /// there leaves the object or its usercopy window (SLUB's `__check_heap_object()`),
+    /// `None` if the copy is allowed.
+    pub(crate) fn usercopy_violation(&self, s: &Slab, p: *const u8, n: usize) -> Option<usize> {
+        let w = self.usercopy.load(Relaxed);
+        let (uo, us) = ((w >> 32) as usize, (w & u64::from(u32::MAX)) as usize);
+        let stride = self.layout.stride().get() as usize;
+        let from_base = (p as usize).wrapping_sub(s.base() as usize);
+        let offset = from_base % stride;
+        // Past the last object (the slab's leftover) is no object at all.
+        if from_base / stride < s.objects as usize
+            && offset >= uo
+            && offset - uo <= us
+            && n <= uo + us - offset
+        {
+            return None;
+        }
+        Some(offset)
     }
 
     /// The cache's name.

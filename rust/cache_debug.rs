@@ -260,7 +260,7 @@ impl CacheCore {
     /// Makes a new slab for a debug cache, formats its objects as free and puts it on its
     /// node's partial list. Returns its node. Interrupts must be on if `gfp` may sleep.
     fn new_debug_slab(&self, gfp: Gfp, node: i32) -> Option<u32> {
-        let (slab, _) = self.new_slab(gfp, node).ok()?;
+        let (slab, head) = self.new_slab(gfp, node).ok()?;
         // SAFETY: Just made, frozen for us: live, and its objects are ours.
         let s = unsafe { &*slab };
         for i in 0..s.objects {
@@ -270,10 +270,11 @@ impl CacheCore {
         }
         let irq = IrqDisabled::new();
         let mut g = self.lock_node(self.node(s.node), &irq);
-        // The whole private list (all objects, from the first) becomes the shared one.
+        // The whole private list (all objects, from its head: the first object, or a
+        // random one with `CONFIG_SLAB_FREELIST_RANDOM`) becomes the shared one.
         let old = s.state();
         let new = State {
-            freelist: s.base(),
+            freelist: head,
             counters: slab::counters(0, false),
         };
         let updated = s.update(old, new);

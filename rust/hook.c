@@ -61,7 +61,10 @@ const char *rslub_kc_refusal(struct kmem_cache *kc);
 struct kmem_cache *rslub_kc_known(const char *name);
 int rslub_kc_sysfs_id(const char *name, char *id, size_t len);
 const char *rslub_kc_id(struct kmem_cache *kc);
+bool rslub_kc_usercopy(struct kmem_cache *kc, unsigned int *offset, unsigned int *size);
 bool rslub_kc_hold(struct kmem_cache *kc);
+bool rslub_usercopy_bad(const void *ptr, unsigned long n, unsigned long *offset,
+			const char **name);
 void rslub_kc_release(struct kmem_cache *kc);
 bool rslub_kc_destroyed(struct kmem_cache *kc);
 int rslub_hook_watch(const char *name);
@@ -637,6 +640,58 @@ static __always_inline bool rslub_passing(void)
 #define RSLUB_HOOKED_KASAN(X)
 #endif /* CONFIG_KASAN */
 
+#ifdef RSLUB_INJECT
+/* Test-only: called instead of BUG() after a usercopy report, when set. */
+void (*rslub_test_usercopy_caught)(void);
+#endif
+
+#ifdef CONFIG_HARDENED_USERCOPY
+/*
+ * Hardened usercopy. check_heap_object() (mm/usercopy.c) checks a copy to or from user
+ * space against the object and usercopy window of a slab page's cache, and the bounds of
+ * a compound page, but cannot check a page that is neither: rslub's slabs. So every
+ * __check_object_size() (copy_to_user() and its kin with a size the compiler does not
+ * know) of an address on an rslub slab comes here: the copy must stay inside the object
+ * and the cache's usercopy window (a backed cache's is the kernel cache's useroffset and
+ * usersize, so a cache made without a window allows no copy, as in SLUB), and is
+ * reported as the kernel's usercopy_abort() does (which is not exported), with a BUG.
+ * Such an address is neither stack nor kernel text: the rest of the kernel's checks
+ * have nothing to say about it but a wrapped range.
+ */
+static void rslub_usercopy_abort(const char *name, const char *detail, bool to_user,
+				 unsigned long offset, unsigned long len)
+{
+	pr_emerg("Kernel memory %s attempt detected %s %s%s%s%s (offset %lu, size %lu)!\n",
+		 to_user ? "exposure" : "overwrite", to_user ? "from" : "to", name,
+		 detail ? " '" : "", detail ?: "", detail ? "'" : "", offset, len);
+#ifdef RSLUB_INJECT
+	if (READ_ONCE(rslub_test_usercopy_caught)) {
+		READ_ONCE(rslub_test_usercopy_caught)();
+		return;
+	}
+#endif
+	BUG();
+}
+
+static notrace void rslub_r_check_object_size(const void *ptr, unsigned long n, bool to_user)
+{
+	unsigned long offset;
+	const char *name;
+
+	if (!n)
+		return;
+	if ((unsigned long)ptr + n < (unsigned long)ptr)
+		return rslub_usercopy_abort("wrapped address", NULL, to_user, 0,
+					    (unsigned long)ptr + n);
+	if (rslub_usercopy_bad(ptr, n, &offset, &name))
+		rslub_usercopy_abort("SLUB object", name, to_user, offset, n);
+}
+
+#define RSLUB_HOOKED_USERCOPY(X) X(__check_object_size)
+#else
+#define RSLUB_HOOKED_USERCOPY(X)
+#endif /* CONFIG_HARDENED_USERCOPY */
+
 #ifdef CONFIG_MEMCG
 /*
  * kmem_cache_charge() of an rslub object (net/core/sock.c charges a socket accepted in
@@ -670,6 +725,7 @@ static notrace bool rslub_r_charge(void *objp, gfp_t gfpflags)
 	X(krealloc_node_align_noprof)					\
 	X(kmem_cache_destroy)						\
 	RSLUB_HOOKED_MEMCG(X)						\
+	RSLUB_HOOKED_USERCOPY(X)					\
 	RSLUB_HOOKED_KASAN(X)
 
 #define RSLUB_FN_ADDR(fn) (unsigned long)fn,
@@ -762,6 +818,10 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
 	if (RSLUB_AT(ip, krealloc_node_align_noprof))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
+#ifdef CONFIG_HARDENED_USERCOPY
+	if (RSLUB_AT(ip, __check_object_size))
+		return RSLUB_TO(rslub_foreign_kv(ARGP(0)), rslub_r_check_object_size);
+#endif
 #ifdef CONFIG_MEMCG
 	if (RSLUB_AT(ip, kmem_cache_charge))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_charge);
@@ -1152,6 +1212,18 @@ const char *rslub_kc_id(struct kmem_cache *kc)
 	return kobject_name(&kc->kobj);
 #else
 	return NULL;
+#endif
+}
+
+/* @kc's usercopy window (hardened usercopy); false without CONFIG_HARDENED_USERCOPY. */
+bool rslub_kc_usercopy(struct kmem_cache *kc, unsigned int *offset, unsigned int *size)
+{
+#ifdef CONFIG_HARDENED_USERCOPY
+	*offset = kc->useroffset;
+	*size = kc->usersize;
+	return true;
+#else
+	return false;
 #endif
 }
 

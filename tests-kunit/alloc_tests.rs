@@ -646,15 +646,19 @@ mod tests {
         }
         on(0, || {
             let c = Cache::create(&args(c"rslub_test_hardened", 64)).expect("cache");
-            let (off, stride) = (c.layout().free_offset, c.layout().size as usize);
-            // A fresh slab: x and y are its first two objects, the third is next free.
+            let off = c.layout().free_offset;
+            // A fresh slab (its free list may be shuffled): z freed, then y, whose free
+            // pointer then leads to z.
             let x = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
             let y = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
-            assert_eq!(y, x + stride);
-            // SAFETY: allocated above, freed once.
-            unsafe { c.free(NonNull::new(y as *mut u8).expect("non-null")) };
+            let z = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            // SAFETY: allocated above, freed once each.
+            unsafe {
+                c.free(NonNull::new(z as *mut u8).expect("non-null"));
+                c.free(NonNull::new(y as *mut u8).expect("non-null"));
+            }
             let word = stored_word(y, off);
-            assert!(word != y + stride && word != 0);
+            assert!(word != z && word != 0);
             // ... and it still leads to the next object: the CPU's list is whole.
             assert_eq!(c.check_this_cpu(), Ok(c.layout().objects - 1));
             // SAFETY: allocated above, freed once.

@@ -22,10 +22,11 @@ mod tests {
         inject::{self, Point},
         slab,
         test_shim::{
-            kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
-            kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked,
-            kmem_cache_charge, krealloc, ksize, module_refcount, msleep, on_slab_page, read_file,
-            set_before_destroy, skip, write_file, KernelCache, Memcg, Mempool, Thread, Tick,
+            check_object_size, expect_reports, kc_drop_reference, kfree, kfree_bulk,
+            kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner, kfree_rcu_nolock_inner,
+            kfree_rcu_nolock_inner_raw_locked, kmem_cache_charge, krealloc, ksize, module_refcount,
+            msleep, on_slab_page, read_file, set_before_destroy, set_usercopy_caught, skip,
+            write_file, KernelCache, Memcg, Mempool, Thread, Tick,
         },
     };
     use core::sync::atomic::{
@@ -151,6 +152,54 @@ mod tests {
             }
             kc.free(plain);
         }
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
+    /// Hardened usercopy violations caught on rslub objects.
+    static USERCOPY_CAUGHT: AtomicUsize = AtomicUsize::new(0);
+
+    /// # Safety
+    ///
+    /// None: only counts.
+    unsafe extern "C" fn usercopy_caught() {
+        USERCOPY_CAUGHT.fetch_add(1, SeqCst);
+    }
+
+    /// With `CONFIG_HARDENED_USERCOPY`, the kernel checks a copy to or from user space
+    /// against the object and the usercopy window of a slab page's cache, but cannot
+    /// check rslub's slabs (plain pages): rslub checks the copies of their objects itself
+    /// (`__check_object_size()`), and reports a copy that leaves the object or its
+    /// cache's window as the kernel does (then BUGs; here a test hook counts instead).
+    #[test]
+    fn usercopy_outside_an_object_or_its_window_is_caught() {
+        if !cfg!(CONFIG_HARDENED_USERCOPY) {
+            skip(c"no CONFIG_HARDENED_USERCOPY: copies are not checked");
+            return;
+        }
+        let base = back::backings();
+        let kc = KernelCache::create_usercopy(c"rslub_test_kc_usercopy", SIZE, 16, 64)
+            .expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let p = kc.alloc(Gfp::KERNEL);
+        assert!(p != 0 && rslub_owns(p));
+        expect_reports();
+        USERCOPY_CAUGHT.store(0, SeqCst);
+        set_usercopy_caught(Some(usercopy_caught));
+        // Inside the window: allowed, either way.
+        check_object_size(p + 16, 64, true);
+        check_object_size(p + 40, 40, false);
+        assert_eq!(USERCOPY_CAUGHT.load(SeqCst), 0);
+        // One byte past the window; before it; the whole object (past the window); and
+        // an overrun into the next object.
+        check_object_size(p + 16, 65, true);
+        check_object_size(p + 8, 16, false);
+        check_object_size(p, SIZE as usize, true);
+        check_object_size(p + 16, 2 * SIZE as usize, false);
+        set_usercopy_caught(None);
+        assert_eq!(USERCOPY_CAUGHT.load(SeqCst), 4);
+        // SAFETY: allocated above, freed once.
+        unsafe { kc.free(p) };
         assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::backings(), base);
     }
@@ -328,11 +377,23 @@ mod tests {
         let base = back::backings();
         let kc = KernelCache::create(c"rslub_test_kc_rcu", SIZE, 0, 0, None).expect("kmem_cache");
         back::back(handle(&kc)).expect("back");
-        // A fresh cache: `a` starts its slab, hence its page; `b` and `c` follow it there.
-        let [a, b, c] = core::array::from_fn(|_| kc.alloc(Gfp::KERNEL));
-        assert!(rslub_owns(a) && rslub_owns(b) && rslub_owns(c));
-        assert_eq!(a % 4096, 0);
-        assert_eq!((b / 4096, c / 4096), (a / 4096, a / 4096));
+        // `a` starts a page, `b` and `c` follow it there: from at least one whole slab
+        // (whose free list may be shuffled: `CONFIG_SLAB_FREELIST_RANDOM`).
+        let mut objs = [0usize; 64];
+        for p in objs.iter_mut() {
+            *p = kc.alloc(Gfp::KERNEL);
+            assert!(rslub_owns(*p));
+        }
+        let has = |p: usize| objs.contains(&p);
+        let a = *objs
+            .iter()
+            .find(|&&p| p % 4096 == 0 && has(p + SIZE as usize) && has(p + 2 * SIZE as usize))
+            .expect("a page's first three objects");
+        let (b, c) = (a + SIZE as usize, a + 2 * SIZE as usize);
+        for p in objs.iter().filter(|&&p| p != a && p != b && p != c) {
+            // SAFETY: allocated above, freed once.
+            unsafe { kc.free(*p) };
+        }
         dirty(a);
         // SAFETY: live objects of `kc` of `SIZE` >= 40 bytes, freed once, not used after.
         unsafe {

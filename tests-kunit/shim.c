@@ -48,6 +48,9 @@ void rslub_test_skip(const char *reason);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
 struct kmem_cache *rslub_test_kc_create_mergeable(const char *name, unsigned int size);
+struct kmem_cache *rslub_test_kc_create_usercopy(const char *name, unsigned int size,
+						 unsigned int useroffset, unsigned int usersize);
+void rslub_test_check_object_size(const void *ptr, unsigned long n, bool to_user);
 void rslub_test_kc_destroy(struct kmem_cache *kc);
 void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size,
 			    unsigned int *min_partial);
@@ -438,6 +441,20 @@ struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, uns
 {
 	return kmem_cache_create(name, size, align, (__force slab_flags_t)flags | SLAB_NO_MERGE,
 				 ctor);
+}
+
+/* A cache whose objects may be copied to or from user space only in that window. */
+struct kmem_cache *rslub_test_kc_create_usercopy(const char *name, unsigned int size,
+						 unsigned int useroffset, unsigned int usersize)
+{
+	return kmem_cache_create_usercopy(name, size, 0, SLAB_NO_MERGE, useroffset, usersize,
+					  NULL);
+}
+
+/* What copy_to_user() (@to_user) or copy_from_user() checks of the kernel's side. */
+void rslub_test_check_object_size(const void *ptr, unsigned long n, bool to_user)
+{
+	check_object_size(ptr, n, to_user);
 }
 
 /* kmem_cache_create() as the kernel's users call it: merged into another if it can be. */

@@ -117,6 +117,14 @@ mod ffi {
             name: *const kernel::ffi::c_char,
             size: u32,
         ) -> *mut kernel::bindings::kmem_cache;
+        pub(super) fn rslub_test_kc_create_usercopy(
+            name: *const kernel::ffi::c_char,
+            size: u32,
+            useroffset: u32,
+            usersize: u32,
+        ) -> *mut kernel::bindings::kmem_cache;
+        pub(super) fn rslub_test_check_object_size(ptr: *const c_void, n: usize, to_user: bool);
+        pub(super) static mut rslub_test_usercopy_caught: Option<unsafe extern "C" fn()>;
         pub(super) fn rslub_test_memcg_enter(path: *const kernel::ffi::c_char) -> *mut c_void;
         pub(super) fn rslub_test_memcg_leave(m: *mut c_void);
         pub(super) fn rslub_test_memcg_usage(m: *mut c_void) -> usize;
@@ -555,6 +563,21 @@ impl KernelCache {
         NonNull::new(kc).map(Self).ok_or(ENOMEM)
     }
 
+    /// `kmem_cache_create_usercopy()` (`SLAB_NO_MERGE` added): objects that may be copied
+    /// to or from user space only in `usersize` bytes from `useroffset`.
+    pub(crate) fn create_usercopy(
+        name: &CStr,
+        size: u32,
+        useroffset: u32,
+        usersize: u32,
+    ) -> Result<Self> {
+        // SAFETY: A valid name.
+        let kc = unsafe {
+            ffi::rslub_test_kc_create_usercopy(name.as_char_ptr(), size, useroffset, usersize)
+        };
+        NonNull::new(kc).map(Self).ok_or(ENOMEM)
+    }
+
     /// `kmem_cache_create(name, size, 0, 0, NULL)`, as the kernel's users call it: with
     /// slab merging on, the kernel may return another cache of the same size and flags,
     /// with one more reference.
@@ -952,4 +975,21 @@ pub(crate) unsafe fn kmem_cache_charge(obj: usize, gfp: crate::gfp::Gfp) -> bool
 pub(crate) unsafe extern "C" fn kc_drop_reference(kc: *mut kernel::bindings::kmem_cache) {
     // SAFETY: A live cache (caller).
     unsafe { ffi::rslub_test_kc_drop_reference(kc) };
+}
+
+/// `check_object_size(ptr, n, to_user)`: what `copy_to_user()` (`to_user`) or
+/// `copy_from_user()` of `n` bytes at `ptr` checks of the kernel's side (hardened
+/// usercopy), without a copy. A violation is reported, and then BUGs, unless
+/// [`set_usercopy_caught`] set a function to call instead.
+pub(crate) fn check_object_size(ptr: usize, n: usize, to_user: bool) {
+    // SAFETY: Only checks the range; reads nothing of it.
+    unsafe { ffi::rslub_test_check_object_size(ptr as *const c_void, n, to_user) };
+}
+
+/// Makes a hardened usercopy violation on an rslub object call `f` after its report,
+/// instead of BUG (`None`: BUG). One test at a time sets it, and clears it before it ends.
+pub(crate) fn set_usercopy_caught(f: Option<unsafe extern "C" fn()>) {
+    // SAFETY: A pointer-sized store to a test-only hook that only the running test sets;
+    // the report reads it once.
+    unsafe { core::ptr::write_volatile(&raw mut ffi::rslub_test_usercopy_caught, f) };
 }
