@@ -28,7 +28,7 @@
 
 export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE
 
-.PHONY: all setup kernel modules modules_install test stress run shell check bench clean
+.PHONY: all setup kernel modules modules_install test stress run shell coverage check bench clean
 all: modules
 
 setup:
@@ -53,6 +53,9 @@ run:
 
 shell:
 	@scripts/vm.sh shell
+
+coverage:
+	@scripts/vm.sh coverage
 
 check:
 	@scripts/check.sh

@@ -66,6 +66,7 @@ mod ffi {
             size: *mut c_uint,
         ) -> bool;
         pub(super) fn rslub_kc_hold(kc: *mut bindings::kmem_cache) -> bool;
+        pub(super) fn rslub_kc_merge_size(kc: *mut bindings::kmem_cache) -> c_uint;
         pub(super) fn rslub_kc_release(kc: *mut bindings::kmem_cache);
         pub(super) fn rslub_kc_destroyed(kc: *mut bindings::kmem_cache) -> bool;
         pub(super) fn rslub_hook_watch(name: *const c_char) -> c_int;
@@ -158,7 +159,13 @@ pub(crate) unsafe extern "C" fn rslub_usercopy_bad(
     offset: *mut c_ulong,
     name: *mut *const c_char,
 ) -> bool {
-    // SAFETY: On a live rslub slab (caller).
+    // The handler found an rslub slab there, but a copy of freed memory (the bug class
+    // this check is for) may find it gone since: ownership again, as the handler checks
+    // it; a slab freed now is the kernel's to check.
+    if slab::owner_of(ptr.cast()).is_null() {
+        return false;
+    }
+    // SAFETY: On a live rslub slab (caller; checked again just above).
     let (slab, cache) = unsafe { slab_and_cache(ptr.cast()) };
     match cache.usercopy_violation(slab, ptr.cast(), n as usize) {
         None => false,
@@ -186,14 +193,17 @@ pub(crate) unsafe extern "C" fn rslub_object_size(obj: *const c_void) -> usize {
     unsafe { slab_and_cache(obj.cast()) }.1.layout().object_size as usize
 }
 
-/// Called by the hooks when a backed cache is being destroyed by its owner
-/// (`kmem_cache_destroy()`): it is unbacked first, so the table never points at a freed
-/// cache. Objects rslub still holds for it drain as after any unbacking.
+/// Called by the hooks when a backed cache, or one found by name, is being destroyed by
+/// one of its creators (`kmem_cache_destroy()`). With the `last` reference it is unbacked
+/// first, so the table never points at a freed cache; objects rslub still holds for it
+/// drain as after any unbacking.
 ///
 /// A cache found by name and not backed yet ([`Found`]) is marked destroyed, under the
-/// same lock: backing it afterwards is refused.
+/// same lock, at any destroy of it: backing it afterwards is refused. Not only at the
+/// last: another creator's destroy may already be inside the kernel's function, unseen,
+/// and free the struct after this one drops its reference.
 #[no_mangle]
-pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache) {
+pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache, last: bool) {
     if let Some(kc) = NonNull::new(kc) {
         // SAFETY: The cache is live until the kernel's `kmem_cache_destroy()`, which runs
         // after this returns.
@@ -201,6 +211,9 @@ pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache) {
         let mut st = BACK.lock();
         // SAFETY: No precondition; compares the pointer only.
         unsafe { ffi::rslub_hook_seen_destroyed(kc.as_ptr()) };
+        if !last {
+            return;
+        }
         if let Ok(live) = unback_locked(&mut st, kc) {
             if live != 0 {
                 pr_warn!(
@@ -374,6 +387,11 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
     };
     // SAFETY: A live cache's name is a valid C string.
     let name = unsafe { CStr::from_char_ptr(name) };
+    // A mergeable cache's object size grows when a larger alias is merged into it
+    // (`__kmem_cache_alias()`, up to its stride, so that zeroing clears every alias's
+    // whole object): serve the stride, which no alias exceeds.
+    // SAFETY: A live cache (invariant).
+    size = size.max(unsafe { ffi::rslub_kc_merge_size(kc.as_ptr()) });
     if let Some(why) = kc.refusal() {
         pr_err!("cannot back {name}: {why}\n");
         return Err(EINVAL);
@@ -591,6 +609,26 @@ pub(crate) fn backings() -> usize {
 pub(crate) fn back_name(name: &CStr) -> Result {
     let found = find(name)?;
     back_found(core::slice::from_ref(&found))
+}
+
+/// Says whether rslub could back the kernel cache named `name`, changing nothing: found
+/// as [`back_name`] finds it, then checked as [`prepare`] checks it (the refusal, or
+/// already backed, with the same messages and errors); no rslub cache is made.
+pub(crate) fn check_name(name: &CStr) -> Result {
+    let found = find(name)?;
+    let st = BACK.lock();
+    let kc = found.live(&st)?;
+    let cname = kc.name();
+    if let Some(why) = kc.refusal() {
+        pr_info!("check {name}: cannot back {cname}: {why}\n");
+        return Err(EINVAL);
+    }
+    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
+        pr_info!("check {name}: {cname} is backed already\n");
+        return Err(EEXIST);
+    }
+    pr_info!("check {name}: can back {cname}\n");
+    Ok(())
 }
 
 /// A kernel cache found by name ([`find`]).

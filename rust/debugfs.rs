@@ -462,18 +462,19 @@ fn store_back(_: &(), r: &mut UserSliceReader) -> Result {
         crate::back::release_drained();
         return Ok(());
     }
-    let (unback, name) = match s.strip_prefix('-') {
-        Some(name) => (true, name),
-        None => (false, s),
+    let (op, name) = match s.as_bytes().first() {
+        Some(b'-') => (b'-', &s[1..]),
+        Some(b'?') => (b'?', &s[1..]),
+        _ => (b'+', s),
     };
     if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
         return Err(EINVAL);
     }
     let name = kernel::str::CString::try_from_fmt(fmt!("{name}"))?;
-    if unback {
-        crate::back::unback_name(&name).map(|_| ())
-    } else {
-        crate::back::back_name(&name)
+    match op {
+        b'-' => crate::back::unback_name(&name).map(|_| ()),
+        b'?' => crate::back::check_name(&name),
+        _ => crate::back::back_name(&name),
     }
 }
 

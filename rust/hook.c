@@ -47,7 +47,7 @@ void *rslub_object_cache(const void *obj);
 void rslub_free_owned(void *obj);
 void rslub_free_owned_at(void *inside);
 size_t rslub_object_size(const void *obj);
-void rslub_back_destroying(struct kmem_cache *kc);
+void rslub_back_destroying(struct kmem_cache *kc, bool last);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
@@ -63,6 +63,7 @@ int rslub_kc_sysfs_id(const char *name, char *id, size_t len);
 const char *rslub_kc_id(struct kmem_cache *kc);
 bool rslub_kc_usercopy(struct kmem_cache *kc, unsigned int *offset, unsigned int *size);
 bool rslub_kc_hold(struct kmem_cache *kc);
+unsigned int rslub_kc_merge_size(struct kmem_cache *kc);
 bool rslub_usercopy_bad(const void *ptr, unsigned long n, unsigned long *offset,
 			const char **name);
 void rslub_kc_release(struct kmem_cache *kc);
@@ -100,6 +101,16 @@ static struct kmem_cache *rslub_seen[RSLUB_MAX_WATCHED];
 static bool rslub_seen_gone[RSLUB_MAX_WATCHED];
 static int rslub_nwatched;
 
+/* rslub_kc_id(), inline: the handler calls no traceable function. */
+static __always_inline const char *__rslub_kc_id(struct kmem_cache *kc)
+{
+#ifdef CONFIG_SYSFS
+	return kc->kobj.name;
+#else
+	return NULL;
+#endif
+}
+
 static __always_inline void rslub_watch_check(struct kmem_cache *kc)
 {
 	int i;
@@ -108,7 +119,7 @@ static __always_inline void rslub_watch_check(struct kmem_cache *kc)
 		const char *name = READ_ONCE(rslub_watched[i]);
 
 		if (name && !READ_ONCE(rslub_seen[i]) && kc &&
-		    (!strcmp(kc->name, name) || !strcmp(rslub_kc_id(kc) ?: "", name)))
+		    (!strcmp(kc->name, name) || !strcmp(__rslub_kc_id(kc) ?: "", name)))
 			cmpxchg(&rslub_seen[i], NULL, kc);
 	}
 }
@@ -174,6 +185,23 @@ static __always_inline void *rslub_foreign(const void *x)
 	if (likely(page_slab(page)) || PageLargeKmalloc(compound_head(page)))
 		return NULL;
 	return rslub_object_cache(x);
+}
+
+/*
+ * rslub_foreign() for the kernel side of a user copy: any address. Most are page cache,
+ * anonymous or compound pages, which rslub's slabs never are: those go without reading
+ * page->private (a buffer_head's or a filesystem's), a miss per copy.
+ */
+static __always_inline void *rslub_usercopy_foreign(const void *x)
+{
+	struct page *page;
+
+	if (unlikely(!virt_addr_valid(x)))
+		return NULL;
+	page = virt_to_page(x);
+	if (PageCompound(page) || READ_ONCE(page->mapping))
+		return NULL;
+	return rslub_foreign(x);
 }
 
 /* rslub_foreign() for kvfree_rcu()'s pointers, which may also be vmalloc addresses. */
@@ -345,8 +373,7 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
 	 * the count between this read and the kernel's decrement; a new alias may raise it,
 	 * which only leaves a cache unbacked that lives on.
 	 */
-	if (READ_ONCE(s->refcount) <= 1)
-		rslub_back_destroying(s);
+	rslub_back_destroying(s, READ_ONCE(s->refcount) <= 1);
 #ifdef RSLUB_INJECT
 	if (rslub_test_before_destroy)
 		rslub_test_before_destroy(s);
@@ -694,11 +721,12 @@ static notrace void rslub_r_check_object_size(const void *ptr, unsigned long n, 
 
 #ifdef CONFIG_MEMCG
 /*
- * kmem_cache_charge() of an rslub object (net/core/sock.c charges a socket accepted in
- * softirq this way): the kernel's function reads the object's struct slab, which an
- * rslub object has not (a NULL dereference once any memory cgroup is online). rslub
- * objects are never charged; they are not charged now either, and the call succeeds, as
- * the kernel's does for an object it does not charge (a KMALLOC_NORMAL object).
+ * kmem_cache_charge() of an rslub object: the kernel's function reads the object's struct
+ * slab, which an rslub object has not (a NULL dereference once any memory cgroup is
+ * online). Its one caller in 7.3 (__sk_charge(), net/core/sock.c, on accept) charges
+ * sockets of SLAB_ACCOUNT caches, which rslub refuses to back, but any module may call
+ * it. rslub objects are never charged; they are not charged now either, and the call
+ * succeeds, as the kernel's does for an object it does not charge (KMALLOC_NORMAL).
  */
 static notrace bool rslub_r_charge(void *objp, gfp_t gfpflags)
 {
@@ -800,6 +828,11 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_kfree);
 	if (RSLUB_AT(ip, kmem_cache_free))
 		return RSLUB_TO(rslub_foreign(ARGP(1)), rslub_r_free);
+#ifdef CONFIG_HARDENED_USERCOPY
+	/* Every copy to or from user space of a size not known at build time. */
+	if (RSLUB_AT(ip, __check_object_size))
+		return RSLUB_TO(rslub_usercopy_foreign(ARGP(0)), rslub_r_check_object_size);
+#endif
 	if (RSLUB_AT(ip, kmem_cache_alloc_noprof))
 		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0), ARG(1)), rslub_r_alloc);
 	if (RSLUB_AT(ip, kmem_cache_alloc_lru_noprof))
@@ -818,10 +851,6 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_ksize);
 	if (RSLUB_AT(ip, krealloc_node_align_noprof))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_krealloc);
-#ifdef CONFIG_HARDENED_USERCOPY
-	if (RSLUB_AT(ip, __check_object_size))
-		return RSLUB_TO(rslub_foreign_kv(ARGP(0)), rslub_r_check_object_size);
-#endif
 #ifdef CONFIG_MEMCG
 	if (RSLUB_AT(ip, kmem_cache_charge))
 		return RSLUB_TO(rslub_foreign(ARGP(0)), rslub_r_charge);
@@ -1208,11 +1237,7 @@ int rslub_kc_sysfs_id(const char *name, char *id, size_t len)
 /* @kc's name in /sys/kernel/slab (see rslub_kc_sysfs_id()), or NULL. */
 const char *rslub_kc_id(struct kmem_cache *kc)
 {
-#ifdef CONFIG_SYSFS
-	return kobject_name(&kc->kobj);
-#else
-	return NULL;
-#endif
+	return __rslub_kc_id(kc);
 }
 
 /* @kc's usercopy window (hardened usercopy); false without CONFIG_HARDENED_USERCOPY. */
@@ -1245,6 +1270,24 @@ bool rslub_kc_hold(struct kmem_cache *kc)
 #endif
 }
 
+/*
+ * The object size a merged alias of @kc may grow it to (its stride, see
+ * __kmem_cache_alias()), or 0 if no cache can be merged into it (slab_unmergeable(): a
+ * constructor, a usercopy window, SLAB_NO_MERGE and the other never-merge flags that
+ * rslub serves; slab_nomerge on the command line costs only a few bytes zeroed).
+ */
+unsigned int rslub_kc_merge_size(struct kmem_cache *kc)
+{
+	if (kc->ctor || kc->refcount < 0 ||
+	    (kc->flags & (SLAB_NO_MERGE | SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE)))
+		return 0;
+#ifdef CONFIG_HARDENED_USERCOPY
+	if (kc->usersize)
+		return 0;
+#endif
+	return kc->size;
+}
+
 /* Drops the hold of rslub_kc_hold(): may free @kc's struct (the kernel's release). */
 void rslub_kc_release(struct kmem_cache *kc)
 {
@@ -1261,7 +1304,8 @@ bool rslub_kc_destroyed(struct kmem_cache *kc)
 
 /*
  * The caches that can be found by name without waiting for them to allocate: those
- * the kernel exports a pointer to (the skb caches of net_hotdata). NULL otherwise.
+ * the kernel exports a pointer to (the skb caches of net_hotdata, the kmalloc caches).
+ * NULL otherwise.
  */
 struct kmem_cache *rslub_kc_known(const char *name)
 {
@@ -1272,10 +1316,22 @@ struct kmem_cache *rslub_kc_known(const char *name)
 		net_hotdata.skb_small_head_cache,
 #endif
 	};
-	int i;
+	int i, t;
 
 	for (i = 0; i < ARRAY_SIZE(known); i++)
 		if (known[i] && !strcmp(known[i]->name, name))
 			return known[i];
+	/*
+	 * The kmalloc size classes (exported): they allocate through __kmalloc*(), which the
+	 * name watch does not see, and are refused (SLAB_KMALLOC) with their reason at once.
+	 */
+	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
+		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
+			struct kmem_cache *kc = kmalloc_caches[t][i];
+
+			if (kc && !strcmp(kc->name, name))
+				return kc;
+		}
+	}
 	return NULL;
 }

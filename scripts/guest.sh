@@ -8,6 +8,7 @@
 #                                       KUnit module with KPARAMS, backing BACK while
 #                                       traffic flows over loopback, then the checks of
 #                                       suite rslub_traffic; results go to RUNDIR/ktap/<suite>
+#   guest.sh coverage RUNDIR MODDIR     which of the guest's caches rslub could back
 #   guest.sh run  RUNDIR MODDIR PARAMS [BACK]
 #                                       modprobe rslub PARAMS, print what it reports; with
 #                                       BACK, back those caches while hackbench runs, print
@@ -22,7 +23,7 @@ scripts=$(cd "$(dirname "$0")" && pwd)
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # `run` keeps the console quiet (what matters is printed from dmesg); `test` leaves the
 # kernel log on the console, which the host keeps in vng.log, for a guest that hangs.
-[ "$mode" = run ] && dmesg -n 1 2>/dev/null
+[ "$mode" != test ] && dmesg -n 1 2>/dev/null
 
 # Kernel log lines printed since mark_log was last called.
 log_mark=0
@@ -72,6 +73,45 @@ run_backed() {
 	n=$(unback_and_drain "$d/back" "$back") || { echo "guest: $n"; return 1; }
 	echo "guest: unbacked; every rslub object was freed (0 live), after $n"
 }
+
+# coverage: which of the guest's caches rslub could back. Every name in /sys/kernel/slab
+# (a cache's own, or merged into another) is checked through the back file ("?name":
+# found when it allocates, within a second, and checked; nothing is backed) while a
+# workload makes the common caches allocate; prints one line per name and a summary
+# per verdict.
+if [ "$mode" = coverage ]; then
+	d=/sys/kernel/debug/rslub/back stop=$rundir/stop-coverage
+	insmod "$moddir/rslub.ko" || { echo 1 > "$rundir/done"; exit 0; }
+	ip link set lo up 2>/dev/null
+	rm -f "$stop"
+	python3 "$scripts/traffic.py" "$stop" tcp unix > /dev/null 2>&1 &
+	# Processes (task, mm, vma, signal, file caches), lookups and reads of /proc.
+	(while [ ! -e "$stop" ]; do /bin/true; done) &
+	(while [ ! -e "$stop" ]; do cat /proc/self/status /proc/meminfo > /dev/null; ls /proc /sys > /dev/null; done) &
+	sleep 1
+	out=$rundir/coverage.txt
+	: > "$out"
+	for e in /sys/kernel/slab/*; do
+		n=$(basename "$e")
+		case "$n" in :*) continue ;; esac
+		mark_log
+		echo "?$n" > "$d" 2>/dev/null
+		line=$(new_log | grep -E "rslub: (check $n:|cannot back $n:)" | tail -1 |
+			sed 's/^\[[^]]*\] rslub: //')
+		echo "$n	${line:-no verdict}" >> "$out"
+	done
+	touch "$stop"
+	wait
+	rmmod rslub
+	echo "guest: $(wc -l < "$out") names in /sys/kernel/slab (merged names included)"
+	cat "$out"
+	echo "guest: summary (names; a merged cache counts once per name):"
+	sed 's/^[^	]*	//' "$out" | sed -E 's/^check [^:]*: //; s/^cannot back [^:]*: //' |
+		sed -E 's/^can back .*/can back/; s/^cannot back [^:]*: /refused: /; s/^no cache of that name allocated.*/idle or unknown (no allocation within 1 s)/' |
+		sed -E 's/^(refused: [^:]*):.*/\1/' | sort | uniq -c | sort -rn
+	echo 0 > "$rundir/done"
+	exit 0
+fi
 
 if [ "$mode" = run ]; then
 	mark_log

@@ -6,6 +6,7 @@
 #   vm.sh test    run the KUnit suites and the load checks, print the verdict
 #   vm.sh run     load rslub (modprobe, with PARAMS) and print what it reports
 #   vm.sh shell   interactive shell in the guest
+#   vm.sh coverage  which of the guest's caches rslub could back (every name checked)
 #
 # (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
@@ -19,7 +20,7 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
-mode=${1:?usage: vm.sh test|run|shell}
+mode=${1:?usage: vm.sh test|run|shell|coverage}
 CPUS=${CPUS:-4}
 NODES=${NODES:-2}
 PARAMS=${PARAMS:-}
@@ -173,6 +174,17 @@ run)
 	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" \
 		--exec "$RSLUB_TOP/scripts/guest.sh run $rundir $moddir '$PARAMS' '${BACK:-}'" \
 		</dev/null 2>&1 | cat
+	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
+	exit "$(cat "$rundir/done")"
+	;;
+coverage)
+	rundir=$(mktemp -d "$RSLUB_CACHE/run.XXXXXX")
+	trap 'rm -rf "$rundir"' EXIT
+	install_modules "$rundir"
+	log "coverage: $where; every name in /sys/kernel/slab checked"
+	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" \
+		--exec "$RSLUB_TOP/scripts/guest.sh coverage $rundir $moddir" </dev/null 2>&1 |
+		grep -E '^(guest:|  *[0-9]+ |[A-Za-z0-9_.:-]+	)' || true
 	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
 	exit "$(cat "$rundir/done")"
 	;;

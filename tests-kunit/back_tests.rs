@@ -594,6 +594,11 @@ mod tests {
         // SAFETY: allocated above, freed once.
         unsafe { kc.free(p) };
 
+        // The kmalloc size classes are found at once (they allocate through __kmalloc*(),
+        // which the name watch does not see), and refused.
+        assert_eq!(back::back_all(c"kmalloc-64"), Err(EINVAL));
+        assert_eq!(back::backings(), base);
+
         let ok = KernelCache::create(c"rslub_test_kc_twice", SIZE, 0, 0, None).expect("kmem_cache");
         back::back(handle(&ok)).expect("back");
         assert_eq!(back::back(handle(&ok)), Err(EEXIST));
@@ -626,8 +631,18 @@ mod tests {
         };
         // SAFETY: `user` outlives the thread, joined below.
         let t = unsafe { Thread::start_unbound(&user) }.expect("thread");
+        // `?name` checks, changing nothing.
+        assert_eq!(
+            write_file(c"rslub_kunit/back", b"?rslub_test_kc_named"),
+            Ok(20)
+        );
+        assert_eq!(back::backings(), base);
         assert_eq!(back::back_all(c"rslub_test_kc_named"), Ok(()));
         assert_eq!(back::back(handle(&kc)), Err(EEXIST));
+        assert_eq!(
+            write_file(c"rslub_kunit/back", b"?rslub_test_kc_named"),
+            Err(EEXIST)
+        );
         // Refused, and nothing changed: the cache stays backed, the unknown one is not.
         assert_eq!(
             back::back_all(c"rslub_test_kc_named2,rslub_test_no_such_cache"),
@@ -667,8 +682,9 @@ mod tests {
             skip(c"no SLAB_MERGE_DEFAULT: caches are not merged");
             return;
         }
-        // A size no kernel cache has here (the first is merged into nothing).
-        const MSIZE: u32 = 1000;
+        // A size no kernel cache has here (the first is merged into nothing); its stride
+        // is 1000 bytes.
+        const MSIZE: u32 = 996;
         let base = back::backings();
         let first = KernelCache::create_mergeable(c"rslub_test_merge_a", MSIZE).expect("cache");
         let second = KernelCache::create_mergeable(c"rslub_test_merge_b", MSIZE).expect("cache");
@@ -700,6 +716,25 @@ mod tests {
         unsafe { first.free(p) };
         // Either name is that cache.
         assert_eq!(back::back_all(c"rslub_test_merge_a"), Err(EEXIST));
+        // An alias made now with a larger size grows the cache's object size to it (up
+        // to the stride): zeroing must clear the alias's whole object.
+        let third = KernelCache::create_mergeable(c"rslub_test_merge_c", 1000).expect("cache");
+        assert!(third.raw() == first.raw());
+        // On one CPU: the object freed is the next one handed out.
+        pin(0);
+        let q = third.alloc(Gfp::KERNEL);
+        assert!(q != 0 && rslub_owns(q));
+        // SAFETY: a live object of at least 1000 bytes (the alias's size).
+        unsafe { core::ptr::write_bytes(q as *mut u8, 0x6b, 1000) };
+        // SAFETY: allocated above, freed once.
+        unsafe { third.free(q) };
+        let z = third.zalloc(Gfp::KERNEL);
+        unpin();
+        // SAFETY: a live object of at least 1000 bytes.
+        let zb = unsafe { core::slice::from_raw_parts(z as *const u8, 1000) };
+        assert!(z == q && zb.iter().all(|&b| b == 0));
+        // SAFETY: allocated above, freed once.
+        unsafe { third.free(z) };
         assert_eq!(
             write_file(c"rslub_kunit/back", b"-rslub_test_merge_b\n"),
             Ok(20)
@@ -708,6 +743,7 @@ mod tests {
         drop(t);
         assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
         assert_eq!(back::backings(), base);
+        drop(third);
         drop(second);
         drop(first);
     }
