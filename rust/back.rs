@@ -262,25 +262,37 @@ impl KmemCache {
         (!id.is_null()).then(|| unsafe { CStr::from_char_ptr(id) })
     }
 
-    /// The cache's name (its first creator's, for a merged cache).
-    fn name(self) -> &'static CStr {
-        let (mut size, mut align, mut flags) = (0, 0, 0);
-        let mut ctor = None;
+    /// What rslub needs of the cache to serve it: object size, alignment, constructor,
+    /// flags and name (its first creator's, for a merged cache).
+    fn info(self) -> KcInfo {
+        let mut i = KcInfo {
+            size: 0,
+            align: 0,
+            ctor: None,
+            flags: 0,
+            name: c"",
+        };
         let mut name = ptr::null();
         // SAFETY: A live cache (invariant); the pointers are valid for writes.
         unsafe {
             ffi::rslub_kc_info(
                 self.as_ptr(),
-                &mut size,
-                &mut align,
-                &mut ctor,
-                &mut flags,
+                &mut i.size,
+                &mut i.align,
+                &mut i.ctor,
+                &mut i.flags,
                 &mut name,
             )
         };
-        // SAFETY: A live cache's name is a C string that lives as long as the cache, which
-        // is all the caller may use it for.
-        unsafe { CStr::from_char_ptr(name) }
+        // SAFETY: A live cache's name is a C string that lives as long as the cache,
+        // which is all the caller may use it for.
+        i.name = unsafe { CStr::from_char_ptr(name) };
+        i
+    }
+
+    /// The cache's name (its first creator's, for a merged cache).
+    fn name(self) -> &'static CStr {
+        self.info().name
     }
 
     /// Why rslub cannot serve this cache, if it cannot.
@@ -290,6 +302,15 @@ impl KmemCache {
         // SAFETY: `rslub_kc_refusal` returns null or a static C string.
         (!r.is_null()).then(|| unsafe { CStr::from_char_ptr(r) })
     }
+}
+
+/// What [`KmemCache::info`] reads of a kernel cache.
+struct KcInfo {
+    size: c_uint,
+    align: c_uint,
+    ctor: Option<unsafe extern "C" fn(*mut c_void)>,
+    flags: c_ulong,
+    name: &'static CStr,
 }
 
 /// A backed cache, or one draining after unbacking.
@@ -371,22 +392,13 @@ struct Prepared {
 /// message and changing nothing, a cache rslub cannot serve (`EINVAL`), one already
 /// backed or still draining (`EEXIST`).
 fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
-    let (mut size, mut align, mut flags) = (0, 0, 0);
-    let mut ctor = None;
-    let mut name = ptr::null();
-    // SAFETY: A live cache (invariant); the pointers are valid for writes.
-    unsafe {
-        ffi::rslub_kc_info(
-            kc.as_ptr(),
-            &mut size,
-            &mut align,
-            &mut ctor,
-            &mut flags,
-            &mut name,
-        )
-    };
-    // SAFETY: A live cache's name is a valid C string.
-    let name = unsafe { CStr::from_char_ptr(name) };
+    let KcInfo {
+        mut size,
+        align,
+        ctor,
+        flags,
+        name,
+    } = kc.info();
     // A mergeable cache's object size grows when a larger alias is merged into it
     // (`__kmem_cache_alias()`, up to its stride, so that zeroing clears every alias's
     // whole object): serve the stride, which no alias exceeds.

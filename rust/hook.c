@@ -1223,9 +1223,14 @@ int rslub_kc_sysfs_id(const char *name, char *id, size_t len)
 	kernfs_put(dir);
 	if (!kn)
 		return -ENOENT;
-	/* A symlink holds a reference to its target. */
+	/*
+	 * A symlink holds a reference to its target, which may be removed meanwhile: an
+	 * alias's destroy leaves its link, and the cache it pointed to may be gone (its
+	 * directory deactivated, active < 0 as kernfs_active() tests), its name since taken
+	 * by an unrelated cache. Only a live directory counts.
+	 */
 	target = kernfs_type(kn) == KERNFS_LINK ? kn->symlink.target_kn : kn;
-	if (kernfs_type(target) == KERNFS_DIR) {
+	if (kernfs_type(target) == KERNFS_DIR && atomic_read(&target->active) >= 0) {
 		rcu_read_lock();
 		ret = strscpy(id, rcu_dereference(target->name), len) < 0 ? -ENAMETOOLONG : 0;
 		rcu_read_unlock();

@@ -123,6 +123,9 @@ if [ "$mode" = run ]; then
 	fi
 	echo "guest: kernel command line: $(cat /proc/cmdline | tr ' ' '\n' | grep '^rslub\.' | tr '\n' ' ')"
 	echo "guest: online CPUs $(cat /sys/devices/system/cpu/online), online nodes $(cat /sys/devices/system/node/online)"
+	cet=$(grep -m1 -ow -E 'ibt|user_shstk' /proc/cpuinfo | sort -u | tr '\n' ' ')
+	echo "guest: CPU flags for control-flow protection: ${cet:-none (no ibt: IBT not enforced)}"
+	echo "guest: mitigations: $(grep -H . /sys/devices/system/cpu/vulnerabilities/{spectre_v2,retbleed,srso,its} 2>/dev/null | sed 's|.*/||' | tr '\n' ';')"
 	new_log | grep -E 'rslub|WARNING|BUG|Oops|KASAN' || true
 	if [ "$rc" -eq 0 ]; then
 		rmmod rslub && echo "guest: rmmod rslub: done" || rc=1
