@@ -8,13 +8,16 @@
  *
  * The handler runs on every call of a hooked function in the whole kernel, so it decides
  * with a few loads:
- *  - allocations (kmem_cache_alloc{,_node,_lru}, _bulk): is the cache in the table?
+ *  - allocations (kmem_cache_alloc{,_node,_lru}, _bulk): is the cache in the table (and,
+ *    with CONFIG_MEMCG, the allocation not charged: __GFP_ACCOUNT goes to the kernel)?
  *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk, hence kfree_bulk; and
  *    kvfree_call_rcu, kfree_call_rcu_nolock: kfree_rcu() and its kin), ksize and
  *    krealloc: is an object on a page that is neither a slab nor a large kmalloc, and
  *    owned by rslub (rslub_object_cache())?
  *    Objects of slab pages are the kernel's, whatever the cache's backing, so objects
  *    allocated before backing and freed after it (or the reverse) go where they came from.
+ *  - with CONFIG_MEMCG, kmem_cache_charge(), and with CONFIG_HARDENED_USERCOPY,
+ *    __check_object_size(): is the address on an rslub slab?
  *  - under KASAN, mempool_alloc_slab, mempool_free and mempool_free_bulk: a slab pool
  *    keeps only the kernel's objects (see "Mempools under KASAN" below).
  * The replacement functions call the kernel's own ones for the kernel's objects (and
