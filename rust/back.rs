@@ -404,13 +404,9 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
     // whole object): serve the stride, which no alias exceeds.
     // SAFETY: A live cache (invariant).
     size = size.max(unsafe { ffi::rslub_kc_merge_size(kc.as_ptr()) });
-    if let Some(why) = kc.refusal() {
+    if let Some((e, why)) = obstacle(st, kc) {
         pr_err!("cannot back {name}: {why}\n");
-        return Err(EINVAL);
-    }
-    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
-        pr_err!("cannot back {name}: already backed\n");
-        return Err(EEXIST);
+        return Err(e);
     }
     // The rslub cache has the kernel cache's name: a draining one of that name is in the
     // way (`EEXIST`) until its last object is freed.
@@ -631,16 +627,24 @@ pub(crate) fn check_name(name: &CStr) -> Result {
     let st = BACK.lock();
     let kc = found.live(&st)?;
     let cname = kc.name();
-    if let Some(why) = kc.refusal() {
+    if let Some((e, why)) = obstacle(&st, kc) {
         pr_info!("check {name}: cannot back {cname}: {why}\n");
-        return Err(EINVAL);
-    }
-    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
-        pr_info!("check {name}: {cname} is backed already\n");
-        return Err(EEXIST);
+        return Err(e);
     }
     pr_info!("check {name}: can back {cname}\n");
     Ok(())
+}
+
+/// What stops `kc` from being backed now, if anything: a cache rslub cannot serve
+/// (`EINVAL`, and why), or one backed already (`EEXIST`).
+fn obstacle(st: &State, kc: KmemCache) -> Option<(kernel::error::Error, &'static CStr)> {
+    if let Some(why) = kc.refusal() {
+        return Some((EINVAL, why));
+    }
+    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
+        return Some((EEXIST, c"already backed"));
+    }
+    None
 }
 
 /// A kernel cache found by name ([`find`]).
