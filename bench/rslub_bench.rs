@@ -44,6 +44,8 @@ mod params;
 mod percpu;
 #[path = "../rust/registry.rs"]
 mod registry;
+#[path = "../rust/sanitize.rs"]
+mod sanitize;
 #[path = "../rust/shim.rs"]
 mod shim;
 #[path = "../rust/slab.rs"]

@@ -18,6 +18,8 @@ mod debug_paths;
 mod free;
 #[path = "cache_partial.rs"]
 mod partial;
+#[path = "cache_sanitize.rs"]
+mod sanitize_paths;
 #[path = "cache_stats.rs"]
 mod stats;
 #[path = "cache_teardown.rs"]
@@ -29,6 +31,7 @@ use crate::{
     layout::{self, Layout},
     node::{Node, NodeGuard},
     percpu::{possible_cpus, PerCpu},
+    sanitize::{self, Quarantine},
     shim::{self, IrqDisabled},
     slab::{FreePtr, Slab},
     stats::{Stat, NR_STATS},
@@ -277,6 +280,10 @@ pub(crate) struct CacheCore {
     /// hardened usercopy lets a copy to or from user space touch of an object. The whole
     /// object unless set ([`CacheCore::set_usercopy`]).
     usercopy: Atomic<u64>,
+    /// Freed objects not yet given back, under KASAN ([`crate::sanitize`]); holds none
+    /// on other kernels.
+    #[pin]
+    quarantine: Quarantine,
 }
 
 /// A random permutation of `0..n` (Fisher-Yates, as `cache_random_seq_create()`), or
@@ -366,6 +373,9 @@ impl CacheCore {
         let near = nearest_nodes(nr_nodes)?;
         let zonelist = zonelist_nodes(nr_nodes)?;
         let cpu = PerCpu::<CpuSlab>::new()?;
+        // The active slabs' addresses are the addresses of their first objects: not
+        // references for kmemleak (free objects and slabs are not its objects).
+        shim::kmemleak_ignore(cpu.pcpu().cast(), true);
         for c in possible_cpus() {
             // INVARIANT: each CPU's `tid` starts at its own number, with no active slab;
             // no other CPU sees the cache yet.
@@ -378,6 +388,7 @@ impl CacheCore {
         }
         let name = CString::try_from(args.name)?;
         let random_seq = random_seq(layout.objects)?;
+        let quarantine = Quarantine::new(sanitize::quarantine_capacity(layout.size))?;
         // Boot parameters; the suites can pretend they are set (`inject::init_on`).
         let (init_on_alloc, init_on_free) = (shim::init_on_alloc(), shim::init_on_free());
         #[cfg(rslub_inject)]
@@ -421,6 +432,7 @@ impl CacheCore {
                 zero_with_ctor_reported: Atomic::new(0),
                 random_seq,
                 usercopy: Atomic::new(u64::from(layout.object_size)),
+                quarantine <- quarantine,
             }),
             GFP_KERNEL,
         )

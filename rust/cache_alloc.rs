@@ -12,6 +12,7 @@ use crate::{
     inject::{inject, Point},
     layout,
     mm::SlabPages,
+    sanitize,
     shim::{self, IrqDisabled},
     slab::{FreePtr, Geometry, Slab},
     stats::Stat,
@@ -46,6 +47,16 @@ impl CacheCore {
     /// slow path and the zeroing path are tail calls.
     #[inline(always)]
     pub(crate) fn alloc_ptr(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        // A constant: only KASAN and kmemleak kernels take the sanitizer path.
+        if sanitize::ON {
+            return self.alloc_sanitized(gfp, node);
+        }
+        self.alloc_raw(gfp, node)
+    }
+
+    /// [`CacheCore::alloc_ptr`] without telling the sanitizers.
+    #[inline(always)]
+    pub(super) fn alloc_raw(&self, gfp: Gfp, node: i32) -> *mut u8 {
         // One `or` and one test on the fast path.
         let gfp = gfp.with(self.init_on_alloc);
         if gfp.has(Gfp::ZERO) {
@@ -341,6 +352,12 @@ impl CacheCore {
             seq: self.random_seq.as_deref(),
         };
         let (slab, object) = Slab::new_frozen(pages, g, ptr::from_ref(self).cast(), self.ctor);
+        if sanitize::KASAN {
+            // Every object is free and the leftover no object: red zone to KASAN, until
+            // an object is handed out. After the constructors, whose writes KASAN checks.
+            // SAFETY: The slab's pages, direct-map and granule aligned, ours.
+            unsafe { shim::kasan_poison(slab.base(), slab.span(), false) };
+        }
         let meta = gfp.for_metadata();
         if inject!(self, Point::MetaAlloc { gfp: meta.raw() }) {
             return Err(ENOMEM);
@@ -408,6 +425,17 @@ impl CacheCore {
     /// Fills `out` with objects; on failure frees what it took and returns the error,
     /// leaving `out` all null.
     pub(crate) fn alloc_bulk(&self, gfp: Gfp, out: &mut [*mut u8]) -> Result {
+        self.alloc_bulk_raw(gfp, out)?;
+        if sanitize::ON {
+            for &object in out.iter() {
+                self.sanitize_alloc(object, gfp);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`CacheCore::alloc_bulk`] without telling the sanitizers.
+    fn alloc_bulk_raw(&self, gfp: Gfp, out: &mut [*mut u8]) -> Result {
         let mut i = 0;
         while i < out.len() {
             {
@@ -435,8 +463,9 @@ impl CacheCore {
             if i < out.len() {
                 let object = self.alloc_slow(gfp, NO_NODE);
                 if object.is_null() {
-                    // SAFETY: `out[..i]` were just allocated from this cache.
-                    unsafe { self.free_bulk(&out[..i]) };
+                    // SAFETY: `out[..i]` were just allocated from this cache, and not yet
+                    // handed to the sanitizers.
+                    unsafe { self.free_bulk_raw(&out[..i]) };
                     out[..i].fill(ptr::null_mut());
                     return Err(ENOMEM);
                 }

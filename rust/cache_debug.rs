@@ -70,7 +70,7 @@ impl CacheCore {
     }
 
     /// Index of `p` in `s` if it is the start of one of its objects.
-    fn object_index(&self, s: &Slab, p: *const u8) -> Option<u32> {
+    pub(super) fn object_index(&self, s: &Slab, p: *const u8) -> Option<u32> {
         let off = (p as usize).wrapping_sub(s.base() as usize);
         let stride = self.stride();
         (off % stride == 0 && off / stride < s.objects as usize).then_some((off / stride) as u32)
@@ -110,7 +110,13 @@ impl CacheCore {
     /// `detail`; counts it and remembers it for [`CacheCore::last_error`]. With `U` and
     /// an object of this cache's, prints where it was last allocated and freed.
     #[cold]
-    fn report(&self, problem: Problem, at: *const u8, object: bool, detail: fmt::Arguments<'_>) {
+    pub(super) fn report(
+        &self,
+        problem: Problem,
+        at: *const u8,
+        object: bool,
+        detail: fmt::Arguments<'_>,
+    ) {
         pr_err!(
             "cache {}: {} at {:p}: {}\n",
             self.name(),

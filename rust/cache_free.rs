@@ -8,7 +8,7 @@ use super::{commit, CacheCore, CpuSlab, BASE_TAG};
 use crate::{
     arch,
     inject::{inject, Point},
-    mm,
+    mm, sanitize,
     shim::IrqDisabled,
     slab::{FreePtr, Slab, ON_CPU_PARTIAL},
     stats::Stat,
@@ -45,6 +45,22 @@ impl CacheCore {
     /// `object` must be null or as for [`CacheCore::free`].
     #[inline(always)]
     pub(crate) unsafe fn free_ptr(&self, object: *mut u8) {
+        // A constant: only KASAN and kmemleak kernels take the sanitizer path.
+        if sanitize::ON {
+            // SAFETY: The caller's guarantees pass on.
+            return unsafe { self.free_sanitized(object) };
+        }
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_raw(object) }
+    }
+
+    /// [`CacheCore::free_ptr`] without telling the sanitizers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_ptr`].
+    #[inline(always)]
+    pub(super) unsafe fn free_raw(&self, object: *mut u8) {
         // SAFETY: The caller's guarantees pass on.
         unsafe { self.free_object::<0>(object) }
     }
@@ -336,6 +352,23 @@ impl CacheCore {
     ///
     /// As for [`CacheCore::free`], for each element.
     pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
+        if sanitize::ON {
+            for &object in objects {
+                // SAFETY: The caller's guarantees, for each element.
+                unsafe { self.free_sanitized(object) };
+            }
+            return;
+        }
+        // SAFETY: The caller's guarantees pass on.
+        unsafe { self.free_bulk_raw(objects) }
+    }
+
+    /// [`CacheCore::free_bulk`] without telling the sanitizers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_bulk`].
+    pub(super) unsafe fn free_bulk_raw(&self, objects: &[*mut u8]) {
         if self.is_debug() {
             for &object in objects {
                 self.free_debug(object);

@@ -105,6 +105,7 @@ impl CacheCore {
     /// partial slabs, up to `max_pages` pages; returns the pages given back. Leaves the
     /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
     pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
+        self.drain_quarantine();
         let (pages, _) = self.sweep_empty(self.min_partial(), max_pages, true);
         // SAFETY: Per-cpu counter of this cache.
         unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
@@ -115,6 +116,7 @@ impl CacheCore {
     /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
     /// while the cache is in use, and from memory reclaim; may sleep.
     pub(crate) fn shrink(&self) {
+        self.drain_quarantine();
         shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| self.flush_this_cpu());
         self.discard_empty_partials();
     }
@@ -130,6 +132,8 @@ impl CacheCore {
     /// allocated. CPU hotplug is held off for the whole of it: a CPU that came up or went
     /// down between the flush and the walk below would be missed by both.
     pub(crate) unsafe fn shutdown(&self) -> LiveObjects {
+        // Quarantined objects are freed ones: given back first, or they count as live.
+        self.drain_quarantine();
         let cpus = shim::CpusHeld::new();
         shim::run_on_each_cpu(&cpus, &|| self.flush_this_cpu());
         for cpu in possible_cpus() {

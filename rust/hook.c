@@ -1116,6 +1116,12 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 		return "a kmalloc cache: its allocations pick the size class inside mm/slub.c, and its long-lived objects would keep rslub loaded for good (Documentation/backing.rst)";
 	if (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32))
 		return "a DMA cache: rslub's pages come from the normal zones";
+	/*
+	 * kmemleak's own caches (and debugobjects'): rslub tells kmemleak of every object it
+	 * hands out, which for these would recurse into kmemleak (rust/sanitize.rs).
+	 */
+	if (kc->flags & SLAB_NOLEAKTRACE)
+		return "SLAB_NOLEAKTRACE: kmemleak's own objects must not be reported to kmemleak";
 #if defined(CONFIG_KASAN) && defined(CONFIG_NET)
 	/*
 	 * napi_skb_cache_put() and napi_skb_cache_get() call kasan_mempool_(un)poison_object()

@@ -122,6 +122,7 @@ mod node;
 mod params;
 mod percpu;
 mod registry;
+mod sanitize;
 mod shim;
 mod slab;
 mod stats;

@@ -18,6 +18,8 @@
 #include <linux/oom.h>
 #include <linux/percpu.h>
 #include <linux/jiffies.h>
+#include <linux/kasan.h>
+#include <linux/kmemleak.h>
 #include <linux/printk.h>
 #include <linux/shrinker.h>
 #include <linux/sched.h>
@@ -26,6 +28,11 @@
 #include <linux/topology.h>
 
 #include "shim.h"
+
+#ifdef CONFIG_KASAN_GENERIC
+/* kasan_poison(), KASAN_GRANULE_SIZE and the shadow values: mm/kasan's own header. */
+#include "kasan/kasan.h"
+#endif
 
 unsigned int rslub_num_present_cpus(void)
 {
@@ -308,4 +315,59 @@ void rslub_track_print(const char *what, const unsigned long *addrs, unsigned in
 	       jiffies - when);
 	for (i = 0; i < n && addrs[i]; i++)
 		pr_err("    %pS\n", (void *)addrs[i]);
+}
+
+/*
+ * What KASAN and kmemleak see of rslub's objects (rust/sanitize.rs). Generic KASAN only:
+ * the software tag and hardware tag modes are not supported (rslub hands out untagged
+ * pointers), and without KASAN or kmemleak nothing here is called.
+ */
+#ifdef CONFIG_KASAN_GENERIC
+/*
+ * kasan_unpoison() is not exported: what it does for generic KASAN, with the exported
+ * kasan_poison(). Every granule that holds a byte of the object is made accessible, and
+ * the last one only up to the object's end (its shadow byte holds how many of its bytes
+ * are).
+ */
+void rslub_kasan_unpoison(const void *addr, size_t size)
+{
+	kasan_poison(addr, round_up(size, KASAN_GRANULE_SIZE), 0, false);
+	if (size & KASAN_GRANULE_MASK)
+		*(u8 *)kasan_mem_to_shadow(addr + size) = size & KASAN_GRANULE_MASK;
+}
+
+void rslub_kasan_poison(const void *addr, size_t size, bool freed)
+{
+	kasan_poison(addr, round_up(size, KASAN_GRANULE_SIZE),
+		     freed ? KASAN_SLAB_FREE : KASAN_SLAB_REDZONE, false);
+}
+
+bool rslub_kasan_poisoned(const void *addr)
+{
+	return (s8)*(u8 *)kasan_mem_to_shadow(addr) < 0;
+}
+#else
+void rslub_kasan_unpoison(const void *addr, size_t size) { }
+void rslub_kasan_poison(const void *addr, size_t size, bool freed) { }
+bool rslub_kasan_poisoned(const void *addr) { return false; }
+#endif
+
+void rslub_kmemleak_alloc(const void *addr, size_t size, gfp_t gfp)
+{
+	kmemleak_alloc(addr, size, 1, gfp);
+}
+
+void rslub_kmemleak_free(const void *addr)
+{
+	kmemleak_free(addr);
+}
+
+void rslub_kmemleak_ignore(const void *addr)
+{
+	kmemleak_ignore(addr);
+}
+
+void rslub_kmemleak_ignore_percpu(const void __percpu *addr)
+{
+	kmemleak_ignore_percpu(addr);
 }

@@ -33,6 +33,13 @@ mod ffi {
         pub(super) fn rslub_pfmemalloc_allowed(gfp: u32) -> bool;
         pub(super) fn rslub_irq_save() -> usize;
         pub(super) fn rslub_irq_restore(flags: usize);
+        pub(super) fn rslub_kasan_unpoison(addr: *const c_void, size: usize);
+        pub(super) fn rslub_kasan_poison(addr: *const c_void, size: usize, freed: bool);
+        pub(super) fn rslub_kasan_poisoned(addr: *const c_void) -> bool;
+        pub(super) fn rslub_kmemleak_alloc(addr: *const c_void, size: usize, gfp: u32);
+        pub(super) fn rslub_kmemleak_free(addr: *const c_void);
+        pub(super) fn rslub_kmemleak_ignore(addr: *const c_void);
+        pub(super) fn rslub_kmemleak_ignore_percpu(addr: *const c_void);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
         pub(super) fn rslub_shim_init() -> i32;
         pub(super) fn rslub_shim_exit();
@@ -164,6 +171,77 @@ pub(crate) fn page_is_pfmemalloc(page: NonNull<bindings::page>) -> bool {
 pub(crate) fn pfmemalloc_allowed(gfp: u32) -> bool {
     // SAFETY: Reads the current task's flags and the context; any context.
     unsafe { ffi::rslub_pfmemalloc_allowed(gfp) }
+}
+
+/// Makes the `size` bytes at `addr` accessible in KASAN's shadow (generic KASAN's
+/// `kasan_unpoison()`, which is not exported): the granules before the last in full, the
+/// last up to `addr + size`. Nothing without `CONFIG_KASAN_GENERIC`.
+///
+/// # Safety
+///
+/// `addr` must be a direct-map address aligned to KASAN's granule (8 bytes), and the
+/// `size` bytes rounded up to the granule must lie in one slab of rslub's.
+pub(crate) unsafe fn kasan_unpoison(addr: *const u8, size: usize) {
+    // SAFETY: The caller guarantees that the shadow of the range exists (direct map).
+    unsafe { ffi::rslub_kasan_unpoison(addr.cast(), size) }
+}
+
+/// Marks the `size` bytes at `addr` (rounded up to the granule) inaccessible in KASAN's
+/// shadow: as a freed object (`KASAN_SLAB_FREE`) if `freed`, else as a slab's red zone
+/// (`KASAN_SLAB_REDZONE`). Nothing without `CONFIG_KASAN_GENERIC`.
+///
+/// # Safety
+///
+/// As for [`kasan_unpoison`].
+pub(crate) unsafe fn kasan_poison(addr: *const u8, size: usize, freed: bool) {
+    // SAFETY: As above.
+    unsafe { ffi::rslub_kasan_poison(addr.cast(), size, freed) }
+}
+
+/// Whether KASAN's shadow marks the granule at `addr` inaccessible (false without
+/// `CONFIG_KASAN_GENERIC`).
+///
+/// # Safety
+///
+/// `addr` must be a direct-map address.
+pub(crate) unsafe fn kasan_poisoned(addr: *const u8) -> bool {
+    // SAFETY: The direct map has a shadow (caller).
+    unsafe { ffi::rslub_kasan_poisoned(addr.cast()) }
+}
+
+/// Tells kmemleak that `size` bytes at `addr` were allocated with `gfp` (kmemleak uses
+/// `gfp` for its own record), to be reported if nothing refers to them
+/// (`kmemleak_alloc()`; nothing without `CONFIG_DEBUG_KMEMLEAK`).
+///
+/// # Safety
+///
+/// The range must stay mapped until [`kmemleak_free`] of `addr`: kmemleak scans it for
+/// pointers until then.
+pub(crate) unsafe fn kmemleak_alloc(addr: *const u8, size: usize, gfp: u32) {
+    // SAFETY: kmemleak records the range, which stays mapped while recorded (caller).
+    unsafe { ffi::rslub_kmemleak_alloc(addr.cast(), size, gfp) }
+}
+
+/// Tells kmemleak that the object at `addr` is freed (`kmemleak_free()`).
+pub(crate) fn kmemleak_free(addr: *const u8) {
+    // SAFETY: kmemleak looks `addr` up among its records (and warns if it has none).
+    unsafe { ffi::rslub_kmemleak_free(addr.cast()) }
+}
+
+/// Tells kmemleak to neither report nor scan the allocation at `addr` (kmalloc'ed; per-cpu
+/// with `percpu`): rslub's metadata, which holds the address of each slab's first object
+/// and would otherwise count as a reference to it (`kmemleak_ignore()`,
+/// `kmemleak_ignore_percpu()`; nothing without `CONFIG_DEBUG_KMEMLEAK`).
+pub(crate) fn kmemleak_ignore(addr: *const u8, percpu: bool) {
+    // SAFETY: kmemleak looks `addr` up among its records and marks it (it warns if it
+    // has none).
+    unsafe {
+        if percpu {
+            ffi::rslub_kmemleak_ignore_percpu(addr.cast())
+        } else {
+            ffi::rslub_kmemleak_ignore(addr.cast())
+        }
+    }
 }
 
 /// Interrupts disabled on the current CPU, restored on drop (`local_irq_save()`).

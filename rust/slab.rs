@@ -276,6 +276,10 @@ impl Slab {
             )
         };
         let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
+        // It holds the address of the slab's first object (`pages`), which kmemleak would
+        // take for a reference to that object; the pages' `private` fields, which
+        // kmemleak scans, refer to it.
+        crate::shim::kmemleak_ignore(p.as_ptr().cast(), false);
         // SAFETY: `p` is fresh memory of the size and alignment of a `Slab`.
         unsafe { p.as_ptr().write(self) };
         // SAFETY: `p` holds the slab now, and nobody else sees it yet.

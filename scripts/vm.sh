@@ -59,6 +59,13 @@ install_modules() {
 # struct slab: Documentation/backing.rst), so only the small heads are backed there.
 if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
 	skb_caches=skbuff_small_head
+	# Every KASAN report, not only the first: the suites provoke some on purpose
+	# (rslub_sanitize), and one after them must still be seen.
+	APPEND="${APPEND:+$APPEND }kasan_multi_shot"
+	# 4-level paging: with 5-level (QEMU's CPU has LA57), an interrupt while the boot CPU
+	# is identified (identify_cpu() clears its feature bits, LA57 among them) makes KASAN
+	# take direct-map addresses for wild ones; with every report shown, the boot drowns.
+	APPEND="$APPEND no5lvl"
 else
 	skb_caches=skbuff_head_cache,skbuff_small_head
 fi

@@ -594,6 +594,13 @@ mod tests {
         // SAFETY: allocated above, freed once.
         unsafe { kc.free(p) };
 
+        // kmemleak's own caches are created with it (rslub tells kmemleak of each object).
+        let noleak = 1usize << bindings::_slab_flag_bits__SLAB_NOLEAKTRACE;
+        let kc = KernelCache::create(c"rslub_test_kc_noleak", SIZE, 0, noleak, None)
+            .expect("kmem_cache");
+        assert_eq!(back::back(handle(&kc)), Err(EINVAL));
+        assert_eq!(back::backings(), base);
+
         // The kmalloc size classes are found at once (they allocate through __kmalloc*(),
         // which the name watch does not see), and refused.
         assert_eq!(back::back_all(c"kmalloc-64"), Err(EINVAL));

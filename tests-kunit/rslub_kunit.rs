@@ -37,6 +37,8 @@ mod params;
 mod percpu;
 #[path = "../rust/registry.rs"]
 mod registry;
+#[path = "../rust/sanitize.rs"]
+mod sanitize;
 #[path = "../rust/shim.rs"]
 mod shim;
 #[path = "../rust/slab.rs"]
@@ -65,6 +67,9 @@ mod params_tests;
 mod race_tests;
 mod slabfs_tests;
 mod stress_tests;
+// Last: a KASAN report (its cases make some on purpose) turns lockdep off for the rest
+// of the boot.
+mod sanitize_tests;
 
 module! {
     type: RslubKunit,

@@ -25,6 +25,8 @@
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/mempool.h>
+#include <linux/kmsg_dump.h>
+#include <linux/workqueue.h>
 
 /* A pinned timer that calls fn(arg) in softirq context on one CPU every jiffy. */
 struct rslub_test_tick {
@@ -104,6 +106,9 @@ void rslub_test_memalloc_noreclaim_restore(unsigned int flags);
 bool rslub_test_tainted_warn(void);
 ssize_t rslub_test_read_file(const char *path, char *buf, size_t len);
 ssize_t rslub_test_write_file(const char *path, const char *buf, size_t len);
+u8 rslub_test_read_byte(const void *p);
+bool rslub_test_log_has(const char *first, const char *next);
+unsigned long rslub_test_alloc_hidden(struct kmem_cache *kc, bool link);
 
 struct page *rslub_test_virt_to_page(const void *addr)
 {
@@ -760,4 +765,109 @@ unsigned long rslub_test_memcg_usage(struct rslub_test_memcg *m)
 bool rslub_test_kmem_cache_charge(void *obj, gfp_t gfp)
 {
 	return kmem_cache_charge(obj, gfp);
+}
+
+/*
+ * The suites' deliberate mistakes (tests-kunit/sanitize_tests.rs). This file is built with
+ * KASAN's instrumentation, the test module's Rust code without (Kbuild): these reads
+ * are what a buggy C user of an object does. They run in a worker: a KASAN report in a
+ * KUnit test's own task fails that test (mm/kasan/report.c), one in a worker does not,
+ * and the test checks the report itself (rslub_test_log_has()).
+ */
+struct rslub_test_access {
+	struct work_struct work;
+	const volatile u8 *p;
+	u8 v;
+};
+
+static void rslub_test_access_fn(struct work_struct *w)
+{
+	struct rslub_test_access *a = container_of(w, struct rslub_test_access, work);
+
+	a->v = *a->p;
+}
+
+/* Reads the byte at @p, checked by KASAN, in a worker; returns it. */
+u8 rslub_test_read_byte(const void *p)
+{
+	struct rslub_test_access a = { .p = p };
+
+	INIT_WORK_ONSTACK(&a.work, rslub_test_access_fn);
+	schedule_work(&a.work);
+	flush_work(&a.work);
+	destroy_work_on_stack(&a.work);
+	return a.v;
+}
+
+/*
+ * Whether the kernel log holds a line containing @first followed by one containing
+ * @next (for example a KASAN report's title, then its "at addr" line).
+ */
+bool rslub_test_log_has(const char *first, const char *next)
+{
+	struct kmsg_dump_iter iter;
+	bool prev = false, found = false;
+	size_t len;
+	char *line = kmalloc(1024, GFP_KERNEL);
+
+	if (!line)
+		return false;
+	kmsg_dump_rewind(&iter);
+	while (!found && kmsg_dump_get_line(&iter, false, line, 1023, &len)) {
+		line[len] = '\0';
+		found = prev && strstr(line, next);
+		prev = strstr(line, first) != NULL;
+	}
+	kfree(line);
+	return found;
+}
+
+/*
+ * Allocates from @kc in a kthread that then exits, so that no stack kmemleak scans keeps
+ * a stale copy of the pointer. With @link, the object's first word points at a new
+ * 64-byte kmalloc'ed object, which nothing else refers to.
+ */
+struct rslub_test_leak {
+	struct kmem_cache *kc;
+	bool link;
+	unsigned long hidden;
+	struct completion done;
+};
+
+static int rslub_test_leak_fn(void *arg)
+{
+	struct rslub_test_leak *l = arg;
+	void **p = kmem_cache_alloc(l->kc, GFP_KERNEL);
+
+	if (p && l->link) {
+		*p = kmalloc(64, GFP_KERNEL);
+		if (!*p) {
+			kmem_cache_free(l->kc, p);
+			p = NULL;
+		}
+	}
+	l->hidden = ~(unsigned long)p;
+	complete(&l->done);
+	return 0;
+}
+
+/* Returns the object allocated, bitwise inverted (~0 on failure). */
+unsigned long rslub_test_alloc_hidden(struct kmem_cache *kc, bool link)
+{
+	struct rslub_test_leak *l = kzalloc(sizeof(*l), GFP_KERNEL);
+	struct task_struct *t;
+	unsigned long hidden = ~0UL;
+
+	if (!l)
+		return hidden;
+	l->kc = kc;
+	l->link = link;
+	init_completion(&l->done);
+	t = kthread_run(rslub_test_leak_fn, l, "rslub_test_leak");
+	if (!IS_ERR(t)) {
+		wait_for_completion(&l->done);
+		hidden = l->hidden;
+	}
+	kfree(l);
+	return hidden;
 }

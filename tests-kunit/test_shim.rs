@@ -129,6 +129,15 @@ mod ffi {
         pub(super) fn rslub_test_memcg_leave(m: *mut c_void);
         pub(super) fn rslub_test_memcg_usage(m: *mut c_void) -> usize;
         pub(super) fn rslub_test_kmem_cache_charge(obj: *mut c_void, gfp: u32) -> bool;
+        pub(super) fn rslub_test_read_byte(p: *const c_void) -> u8;
+        pub(super) fn rslub_test_log_has(
+            first: *const kernel::ffi::c_char,
+            next: *const kernel::ffi::c_char,
+        ) -> bool;
+        pub(super) fn rslub_test_alloc_hidden(
+            kc: *mut kernel::bindings::kmem_cache,
+            link: bool,
+        ) -> usize;
         pub(super) fn rslub_test_module_refcount() -> i32;
         pub(super) fn rslub_test_cpu_down(cpu: u32) -> i32;
         pub(super) fn rslub_test_cpu_up(cpu: u32) -> i32;
@@ -992,4 +1001,33 @@ pub(crate) fn set_usercopy_caught(f: Option<unsafe extern "C" fn()>) {
     // SAFETY: A pointer-sized store to a test-only hook that only the running test sets;
     // the report reads it once.
     unsafe { core::ptr::write_volatile(&raw mut ffi::rslub_test_usercopy_caught, f) };
+}
+
+/// Reads the byte at `addr` as a C user of it would, checked by KASAN (the suites' Rust
+/// code is not instrumented), in a worker: a KASAN report there does not fail the running
+/// test, which looks for it with [`log_has`].
+///
+/// # Safety
+///
+/// `addr` must be mapped (it may be a freed object, or past an object's end: the
+/// mistakes KASAN is to catch).
+pub(crate) unsafe fn read_byte(addr: usize) -> u8 {
+    // SAFETY: Mapped (caller); a volatile byte read.
+    unsafe { ffi::rslub_test_read_byte(addr as *const c_void) }
+}
+
+/// Whether the kernel log has a line containing `first` followed by one containing
+/// `next`.
+pub(crate) fn log_has(first: &CStr, next: &CStr) -> bool {
+    // SAFETY: Two C strings.
+    unsafe { ffi::rslub_test_log_has(first.as_char_ptr(), next.as_char_ptr()) }
+}
+
+/// Allocates an object of `kc` in a thread that exits at once, so that no stack keeps a
+/// copy of the pointer; returns it bitwise inverted (`!0` on failure): a value kmemleak
+/// does not take for a pointer. With `link`, the object's first word points at a new
+/// 64-byte kmalloc'ed object that nothing else refers to.
+pub(crate) fn alloc_hidden(kc: &KernelCache, link: bool) -> usize {
+    // SAFETY: `kc` is a live cache.
+    unsafe { ffi::rslub_test_alloc_hidden(kc.raw().as_ptr(), link) }
 }

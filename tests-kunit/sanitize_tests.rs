@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_sanitize`: what the kernel's sanitizers see of rslub's objects
+//! (`rust/sanitize.rs`). Each case makes a mistake on purpose (a use after free, a read
+//! past an object's end, a double free, a leak), as a C user of a backed cache would, and
+//! checks that the report came: KASAN's and kmemleak's from the kernel log and the
+//! kmemleak file, rslub's own from the cache. On a kernel without KASAN or kmemleak the
+//! cases that need them are skipped; the quarantine case checks the other side there
+//! (a freed object is reused at once).
+//!
+//! A KASAN report disables lockdep for the rest of the boot (it taints the kernel): this
+//! suite is declared last of the module's (`tests-kunit/rslub_kunit.rs`).
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_sanitize)]
+mod tests {
+    use crate::{
+        back::{self, KmemCache},
+        common::{args, free, slabs},
+        debug::Problem,
+        gfp::Gfp,
+        registry::Cache,
+        sanitize, slab,
+        test_shim::{
+            alloc_hidden, expect_reports, kfree, log_has, msleep, read_byte, read_file, skip,
+            write_file, KernelCache,
+        },
+    };
+    use core::ptr::NonNull;
+    use kernel::{alloc::flags::GFP_KERNEL, prelude::*, str::CString};
+
+    /// Not a multiple of KASAN's 8-byte granule: the last granule is partly the object's.
+    const SIZE: u32 = 100;
+
+    fn handle(kc: &KernelCache) -> KmemCache {
+        // SAFETY: `kc` lives until the end of the test, after every use of the handle.
+        unsafe { KmemCache::from_raw(kc.raw()) }
+    }
+
+    /// The "at addr" part of a KASAN report on `addr`, as the kernel prints it (`%px`).
+    fn at_addr(addr: usize) -> CString {
+        CString::try_from_fmt(fmt!("at addr {addr:016x} by")).expect("memory")
+    }
+
+    /// A kernel cache of `SIZE`-byte objects, backed by rslub.
+    fn backed(name: &CStr) -> KernelCache {
+        let kc = KernelCache::create(name, SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        kc
+    }
+
+    /// Unbacks `kc`, with none of its rslub objects left.
+    fn unback(kc: &KernelCache, base: usize) {
+        assert_eq!(back::unback(handle(kc)), Ok(0));
+        assert_eq!(back::release_drained(), 0);
+        assert_eq!(back::backings(), base);
+    }
+
+    #[test]
+    fn a_use_after_free_is_reported_by_kasan() {
+        if !sanitize::KASAN {
+            return skip(c"no KASAN in this kernel");
+        }
+        let base = back::backings();
+        let kc = backed(c"rslub_test_kasan_uaf");
+        let p = kc.alloc(Gfp::KERNEL);
+        assert!(!slab::owner_of(p as *const u8).is_null());
+        // SAFETY: An allocated object of `SIZE` bytes: both reads are in bounds.
+        unsafe {
+            read_byte(p);
+            read_byte(p + SIZE as usize - 1);
+        }
+        assert!(!log_has(c"BUG: KASAN:", &at_addr(p)));
+        // SAFETY: Allocated above, freed once.
+        unsafe { kc.free(p) };
+        expect_reports();
+        // SAFETY: Freed, but mapped (a slab of rslub's; KASAN is to catch this read).
+        unsafe { read_byte(p + 8) };
+        assert!(log_has(c"BUG: KASAN: slab-use-after-free", &at_addr(p + 8)));
+        unback(&kc, base);
+    }
+
+    #[test]
+    fn a_read_past_an_object_is_reported_by_kasan() {
+        if !sanitize::KASAN {
+            return skip(c"no KASAN in this kernel");
+        }
+        let base = back::backings();
+        let kc = backed(c"rslub_test_kasan_oob");
+        let p = kc.alloc(Gfp::KERNEL);
+        expect_reports();
+        // SAFETY: One byte past the object, inside its last granule and its stride:
+        // mapped (the mistake KASAN is to catch).
+        unsafe { read_byte(p + SIZE as usize) };
+        assert!(log_has(
+            c"BUG: KASAN: slab-out-of-bounds",
+            &at_addr(p + SIZE as usize)
+        ));
+        // SAFETY: Allocated above, freed once.
+        unsafe { kc.free(p) };
+        unback(&kc, base);
+    }
+
+    /// Under KASAN a freed object waits in its cache's quarantine, poisoned, before it can
+    /// be handed out again; without, the last object freed is the next one handed out.
+    #[test]
+    fn freed_objects_are_not_reused_at_once_under_kasan() {
+        let c = Cache::create(&args(c"rslub_test_quarantine", 64)).expect("cache");
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        free(&c, p);
+        let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        if sanitize::KASAN {
+            assert_ne!(p, q);
+            assert_eq!(c.quarantined(), 1);
+        } else {
+            assert_eq!(p, q);
+            assert_eq!(c.quarantined(), 0);
+        }
+        free(&c, q);
+        // Shrinking gives the quarantined objects back, and with them the empty slab.
+        c.shrink();
+        assert_eq!(c.quarantined(), 0);
+        assert_eq!(slabs(&c), 0);
+        c.destroy().expect("destroy");
+    }
+
+    /// KASAN's shadow knows a freed object: a second free is rslub's to report, and is
+    /// not done (the object is not on a free list twice).
+    #[test]
+    fn a_double_free_is_reported_by_rslub_under_kasan() {
+        if !sanitize::KASAN {
+            return skip(
+                c"no KASAN in this kernel: a double free of an ordinary cache is not checked",
+            );
+        }
+        let c = Cache::create(&args(c"rslub_test_kasan_double", 64)).expect("cache");
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        free(&c, p);
+        expect_reports();
+        // SAFETY: The deliberate second free of an object freed above.
+        unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
+        assert_eq!(c.last_error(), Some((Problem::DoubleFree, p)));
+        assert_eq!(c.quarantined(), 1);
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        c.destroy().expect("destroy");
+    }
+
+    /// The bytes of the kmemleak report after two scans (an object is reported once it
+    /// was unchanged between two scans, and at least 5 s old).
+    fn kmemleak_report(buf: &mut [u8]) -> usize {
+        for _ in 0..2 {
+            assert_eq!(write_file(c"kmemleak", b"scan"), Ok(4));
+        }
+        read_file(c"kmemleak", buf).expect("read kmemleak")
+    }
+
+    /// Whether `report` names the object at `p` unreferenced.
+    fn reported(report: &[u8], p: usize) -> bool {
+        let line = CString::try_from_fmt(fmt!("unreferenced object {p:#x} ")).expect("memory");
+        let line = line.to_bytes();
+        report.windows(line.len()).any(|w| w == line)
+    }
+
+    /// kmemleak reports an object of a backed cache nothing refers to, and scans rslub's
+    /// objects for pointers: a kmalloc'ed object referenced only from one is no leak.
+    /// The addresses stay inverted until the scans: a copy of one on the test's stack
+    /// would count as a reference.
+    #[test]
+    fn a_leak_is_reported_by_kmemleak_and_rslub_objects_are_scanned() {
+        if !sanitize::KMEMLEAK {
+            return skip(c"no kmemleak in this kernel");
+        }
+        let base = back::backings();
+        let kc = backed(c"rslub_test_kmemleak");
+        // Reports of earlier leaks are not shown again.
+        assert_eq!(write_file(c"kmemleak", b"clear"), Ok(5));
+        let leaked = alloc_hidden(&kc, false);
+        let holder = alloc_hidden(&kc, true);
+        assert!(leaked != !0 && holder != !0);
+        // The holder's address, in plain, on this stack (which kmemleak scans).
+        let root = core::hint::black_box(!holder);
+        msleep(5500);
+        let mut buf = KVec::from_elem(0u8, 64 * 1024, GFP_KERNEL).expect("memory");
+        let n = kmemleak_report(&mut buf);
+        let report = &buf[..n];
+        let (leaked, holder) = (!leaked, core::hint::black_box(root));
+        // SAFETY: `holder` is an allocated object of `SIZE` bytes whose first word is
+        // the kmalloc'ed object's address.
+        let held = unsafe { (holder as *const usize).read() };
+        assert!(!slab::owner_of(leaked as *const u8).is_null());
+        if !reported(report, leaked) {
+            pr_info!("kmemleak's report ({n} bytes), {leaked:#x} not in it:\n");
+            for line in report.split(|&b| b == b'\n').take(40) {
+                pr_info!("  {}\n", kernel::str::BStr::from_bytes(line));
+            }
+        }
+        assert!(reported(report, leaked));
+        assert!(!reported(report, holder));
+        assert!(!reported(report, held));
+        // SAFETY: The objects allocated above, freed once each.
+        unsafe {
+            kfree(held);
+            kc.free(holder);
+            kc.free(leaked);
+        }
+        unback(&kc, base);
+    }
+}
