@@ -280,8 +280,8 @@ pub(crate) struct CacheCore {
     /// hardened usercopy lets a copy to or from user space touch of an object. The whole
     /// object unless set ([`CacheCore::set_usercopy`]).
     usercopy: Atomic<u64>,
-    /// Freed objects not yet given back, under KASAN ([`crate::sanitize`]); holds none
-    /// on other kernels.
+    /// Freed objects not yet given back, under KASAN ([`crate::sanitize`]); on other
+    /// kernels it has no slots (a lock and an empty vector, never taken on any path).
     #[pin]
     quarantine: Quarantine,
 }
@@ -362,6 +362,13 @@ impl CacheCore {
             shim::cache_line_size(),
             rules,
         )?;
+        // Under KASAN, a red zone after every object, as the kernel's caches get
+        // (`kasan_cache_create()`): an overflow then reads poison, not the next object.
+        let layout = if sanitize::KASAN {
+            layout.with_red_zone(sanitize::red_zone(args.size), rules)?
+        } else {
+            layout
+        };
         let min_partial = layout.min_partial(params.min_partial_override());
 
         // SAFETY: `nr_node_ids` is set during boot and never changes afterwards.
@@ -388,7 +395,14 @@ impl CacheCore {
         }
         let name = CString::try_from(args.name)?;
         let random_seq = random_seq(layout.objects)?;
-        let quarantine = Quarantine::new(sanitize::quarantine_capacity(layout.size))?;
+        let slots = sanitize::quarantine_capacity(layout.size);
+        #[cfg(rslub_inject)]
+        let slots = if crate::inject::quarantine() {
+            slots
+        } else {
+            0
+        };
+        let quarantine = Quarantine::new(slots)?;
         // Boot parameters; the suites can pretend they are set (`inject::init_on`).
         let (init_on_alloc, init_on_free) = (shim::init_on_alloc(), shim::init_on_free());
         #[cfg(rslub_inject)]

@@ -67,12 +67,19 @@ impl CacheCore {
                 );
             }
         }
+        // As SLUB's `slab_free_hook()` (debug kernels have lockdep too).
+        shim::check_no_locks_freed(object, self.layout.object_size as usize);
         if sanitize::KMEMLEAK {
             shim::kmemleak_free(object);
         }
         if !sanitize::KASAN {
             // SAFETY: The caller's guarantees pass on.
             return unsafe { self.free_raw(object) };
+        }
+        // As SLUB's `slab_free_hook()`: the contents go at the free, not when the object
+        // leaves the quarantine (a debug cache with `P` poisons it then).
+        if self.init_on_free && !self.debug.has(crate::layout::POISON) {
+            self.zero(object);
         }
         // SAFETY: As above: the object's granules, in its stride.
         unsafe { shim::kasan_poison(object, self.layout.object_size as usize, true) };
@@ -96,7 +103,6 @@ impl CacheCore {
     }
 
     /// Objects in the quarantine now (0 without KASAN).
-    #[cfg(rslub_inject)]
     pub(crate) fn quarantined(&self) -> u32 {
         self.quarantine.len()
     }

@@ -98,7 +98,14 @@ impl CacheCore {
 
     /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
     pub(crate) fn reclaimable_pages(&self) -> u64 {
-        self.sweep_empty(self.min_partial(), u64::MAX, false).0
+        let pages = self.sweep_empty(self.min_partial(), u64::MAX, false).0;
+        // Quarantined objects may hold slabs that would be empty: at least a page, so
+        // that the shrinker calls `shrink_empty`, which gives them back first.
+        if self.quarantined() != 0 {
+            pages.max(1)
+        } else {
+            pages
+        }
     }
 
     /// The shrinker's work: gives back empty slabs beyond each node's `min_partial`

@@ -1120,7 +1120,7 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 	 * kmemleak's own caches (and debugobjects'): rslub tells kmemleak of every object it
 	 * hands out, which for these would recurse into kmemleak (rust/sanitize.rs).
 	 */
-	if (kc->flags & SLAB_NOLEAKTRACE)
+	if (IS_ENABLED(CONFIG_DEBUG_KMEMLEAK) && (kc->flags & SLAB_NOLEAKTRACE))
 		return "SLAB_NOLEAKTRACE: kmemleak's own objects must not be reported to kmemleak";
 #if defined(CONFIG_KASAN) && defined(CONFIG_NET)
 	/*

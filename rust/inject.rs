@@ -79,7 +79,7 @@ mod hooks {
     use core::{
         marker::PhantomData,
         ptr::{self, NonNull},
-        sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering::SeqCst},
+        sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering::SeqCst},
     };
     use kernel::{bindings, error::code::EBUSY, prelude::*};
 
@@ -108,6 +108,21 @@ mod hooks {
     pub(crate) fn init_on() -> Option<(bool, bool)> {
         let bits = INIT_ON.load(SeqCst);
         (bits & 4 != 0).then_some((bits & 1 != 0, bits & 2 != 0))
+    }
+
+    /// Whether caches created now get a quarantine under KASAN: off in the test module
+    /// but for the cases that turn it on (`rslub_sanitize`), as the other suites check
+    /// which object comes next and what each free does at once.
+    static QUARANTINE: AtomicBool = AtomicBool::new(false);
+
+    /// Gives caches created from now on a quarantine under KASAN (`true`), or none.
+    pub(crate) fn set_quarantine(on: bool) {
+        QUARANTINE.store(on, SeqCst);
+    }
+
+    /// What [`set_quarantine`] set.
+    pub(crate) fn quarantine() -> bool {
+        QUARANTINE.load(SeqCst)
     }
 
     /// The cache whose next slabs take the pages of [`GIVEN`] (0: none), and their order.

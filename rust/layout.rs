@@ -169,6 +169,21 @@ pub(crate) struct Layout {
     pub(crate) hwcache_align: bool,
 }
 
+/// The order of a slab of objects of `size` bytes, and how many it holds: `EINVAL` if no
+/// slab can hold one, or it would hold more than [`MAX_OBJS_PER_SLAB`].
+fn slab_of_stride(size: u32, rules: OrderRules) -> Result<(u32, u32)> {
+    if u64::from(size) > u64::from(slab_bytes(MAX_PAGE_ORDER)) {
+        return Err(EINVAL);
+    }
+    let stride = NonZeroU32::new(size).ok_or(EINVAL)?;
+    let order = calculate_order(stride, rules)?;
+    let objects = order_objects(order, stride);
+    if objects == 0 || objects > MAX_OBJS_PER_SLAB {
+        return Err(EINVAL);
+    }
+    Ok((order, objects))
+}
+
 impl Layout {
     /// Computes the layout of a cache (SLUB's `calculate_sizes()`).
     ///
@@ -217,15 +232,7 @@ impl Layout {
             0
         };
         let size = round_up(size, align);
-        if u64::from(size) > u64::from(slab_bytes(MAX_PAGE_ORDER)) {
-            return Err(EINVAL);
-        }
-        let stride = NonZeroU32::new(size).ok_or(EINVAL)?;
-        let order = calculate_order(stride, rules)?;
-        let objects = order_objects(order, stride);
-        if objects == 0 || objects > MAX_OBJS_PER_SLAB {
-            return Err(EINVAL);
-        }
+        let (order, objects) = slab_of_stride(size, rules)?;
         // INVARIANT: `size` is rounded to `POINTER_SIZE` and then to `align`, a power of two
         // no smaller than `POINTER_SIZE`; the free pointer is either at the rounded object
         // end (with room added) or at a pointer-aligned offset below `object_size / 2`; the
@@ -243,6 +250,25 @@ impl Layout {
             inuse,
             track_offset,
             hwcache_align: flags & HWCACHE_ALIGN != 0,
+        })
+    }
+
+    /// This layout with at least `red_zone` bytes after the object in each stride (for
+    /// KASAN, which poisons them), and the order and object count for that stride.
+    pub(crate) fn with_red_zone(self, red_zone: u32, rules: OrderRules) -> Result<Self> {
+        let want = self.object_size.checked_add(red_zone).ok_or(EINVAL)?;
+        let size = round_up(self.size.max(want), self.align);
+        if size == self.size {
+            return Ok(self);
+        }
+        let (order, objects) = slab_of_stride(size, rules)?;
+        // INVARIANT: the stride grows, still a multiple of `align`; every offset in it
+        // stays where it was; order and count as in `new`.
+        Ok(Self {
+            size,
+            order,
+            objects,
+            ..self
         })
     }
 

@@ -22,8 +22,11 @@
 //! - A freed object is not reused at once: LIFO reuse would hand it out again before a
 //!   stale pointer to it is used, and hide the use after free. Each cache keeps its last
 //!   frees in a [`Quarantine`] (KASAN keeps the kernel's in one of its own), poisoned,
-//!   and frees the oldest for real when it is full. Shrinking and destroying the cache
-//!   empty it first.
+//!   and frees the oldest for real when it is full. Shrinking (the shrinker's too) and
+//!   destroying the cache empty it first. A cache of KASAN's kernel also gets a red zone
+//!   after every object ([`red_zone`], as `kasan_cache_create()` gives the kernel's), so
+//!   that an overflow reads poison rather than the next object.
+//! - `init_on_free` zeroes an object when it is freed, before the quarantine.
 //! - kmemleak: every object handed out is recorded (`kmemleak_alloc()`), so that one
 //!   nothing refers to any more is reported as a leak, and, as important, so that
 //!   kmemleak scans it for pointers to other objects (slab pages are not scanned on their
@@ -43,6 +46,21 @@ pub(crate) const KMEMLEAK: bool = cfg!(CONFIG_DEBUG_KMEMLEAK);
 /// Whether allocations and frees pass through the sanitizer paths at all: a constant, so
 /// that on other kernels the fast paths carry not one instruction for them.
 pub(crate) const ON: bool = KASAN || KMEMLEAK;
+
+/// The bytes of red zone KASAN wants after an object of `size` bytes (the kernel's
+/// `optimal_redzone()`, `mm/kasan/generic.c`).
+pub(crate) fn red_zone(size: u32) -> u32 {
+    match size {
+        0..=48 => 16,
+        49..=96 => 32,
+        97..=448 => 64,
+        449..=3968 => 128,
+        3969..=16128 => 256,
+        16129..=32256 => 512,
+        32257..=64512 => 1024,
+        _ => 2048,
+    }
+}
 
 /// Bytes of objects a cache's quarantine holds at most, as a count of objects between
 /// [`MIN_QUARANTINE`] and [`MAX_QUARANTINE`].
@@ -134,7 +152,9 @@ impl Quarantine {
             return None;
         }
         let head = r.head;
-        let oldest = r.slots[head];
+        // Cleared: the slots are kmalloc'ed memory, which kmemleak scans; an address left
+        // there would count as a reference to the object once it is handed out again.
+        let oldest = core::mem::replace(&mut r.slots[head], 0);
         // INVARIANT: one fewer, from the front.
         r.head = (head + 1) % r.slots.len();
         r.len -= 1;
@@ -142,7 +162,6 @@ impl Quarantine {
     }
 
     /// Objects in it now.
-    #[cfg(rslub_inject)]
     pub(crate) fn len(&self) -> u32 {
         let _irq = IrqDisabled::new();
         self.ring.lock().len as u32

@@ -10,6 +10,7 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
+#include <linux/debug_locks.h>
 #include <linux/gfp.h>
 #include <linux/irqflags.h>
 #include <linux/mm.h>
@@ -362,9 +363,19 @@ void rslub_kmemleak_free(const void *addr)
 	kmemleak_free(addr);
 }
 
+void rslub_check_no_locks_freed(const void *addr, size_t size)
+{
+	debug_check_no_locks_freed(addr, size);
+}
+
 void rslub_kmemleak_ignore(const void *addr)
 {
 	kmemleak_ignore(addr);
+}
+
+void rslub_kmemleak_scan_only(const void *addr, size_t size, gfp_t gfp)
+{
+	kmemleak_scan_area(addr, size, gfp);
 }
 
 void rslub_kmemleak_ignore_percpu(const void __percpu *addr)

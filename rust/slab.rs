@@ -276,10 +276,17 @@ impl Slab {
             )
         };
         let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
-        // It holds the address of the slab's first object (`pages`), which kmemleak would
-        // take for a reference to that object; the pages' `private` fields, which
-        // kmemleak scans, refer to it.
-        crate::shim::kmemleak_ignore(p.as_ptr().cast(), false);
+        // kmemleak scans only the owning cache's address of it: the rest holds the address
+        // of the slab's first object (`pages`), which it would take for a reference to that
+        // object. (The pages' `private` fields, which kmemleak scans, refer to the
+        // metadata; the metadata keeps the cache referenced.)
+        crate::shim::kmemleak_scan_only(
+            p.as_ptr()
+                .cast::<u8>()
+                .wrapping_add(core::mem::offset_of!(Slab, cache)),
+            size_of::<*const u8>(),
+            gfp.raw(),
+        );
         // SAFETY: `p` is fresh memory of the size and alignment of a `Slab`.
         unsafe { p.as_ptr().write(self) };
         // SAFETY: `p` holds the slab now, and nobody else sees it yet.

@@ -18,7 +18,11 @@ set -euo pipefail
 CPUS=${CPUS:-4}
 export CPUS
 # The figures are the default kernel's: the debug one (KASAN, lockdep) would measure its
-# checks, not the allocators.
+# checks, not the allocators. VARIANT=distro measures what the hooks and both fast paths
+# cost with the speculation mitigations in the path (scripts/bench_distro.sh).
+if [ "${VARIANT:-default}" = distro ]; then
+	exec "$RSLUB_TOP/scripts/bench_distro.sh"
+fi
 [ "${VARIANT:-default}" = default ] || log "bench: VARIANT=$VARIANT ignored, the default kernel is measured"
 VARIANT=default
 export VARIANT

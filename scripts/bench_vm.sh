@@ -11,7 +11,8 @@
 #                               the initramfs
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
-# TIMEOUT (seconds, 900), REAL.
+# TIMEOUT (seconds, 900), REAL, KERNEL_ARGS (more kernel parameters, e.g. mitigations),
+# QEMU_CPU (QEMU's -cpu, max by default).
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
 # whole root file system is a small initramfs (busybox, the module, an /init that loads
@@ -52,6 +53,10 @@ cat > "$rundir/init" <<'S'
 # rslub benchmark guest: load the module, power off.
 # /sys for the memory table, which reads the kernel's caches from /sys/kernel/slab.
 /bin/busybox mount -t sysfs sys /sys
+# Which speculation mitigations this boot has live (make bench VARIANT=distro).
+for f in /sys/devices/system/cpu/vulnerabilities/*; do
+	[ -r "$f" ] && echo "rslub-bench: vulnerability ${f##*/}: $(/bin/busybox cat "$f")"
+done
 if /bin/busybox insmod /rslub_bench.ko "$@"; then
 	echo "rslub-bench: loaded"
 else
@@ -102,7 +107,7 @@ fi
 # shares a socket with another makes the boot warn in set_cpu_sibling_map().
 smp=$CPUS
 [ $((CPUS % NODES)) -ne 0 ] || smp+=",sockets=$NODES,cores=$((CPUS / NODES)),threads=1"
-qemu=(qemu-system-x86_64 -machine q35 -cpu max -smp "$smp" -m "$((NODES * MEM_PER_NODE))M")
+qemu=(qemu-system-x86_64 -machine q35 -cpu "${QEMU_CPU:-max}" -smp "$smp" -m "$((NODES * MEM_PER_NODE))M")
 if [ "$NODES" -gt 1 ]; then
 	for ((n = 0; n < NODES; n++)); do
 		first=$((n * CPUS / NODES)); last=$(((n + 1) * CPUS / NODES - 1))
@@ -125,9 +130,9 @@ fi
 qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-serial "file:$rundir/console.log"
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"
-	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic -- $*")
+	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic ${KERNEL_ARGS:-} -- $*")
 
-where="$CPUS CPUs, $NODES node(s), $VARIANT kernel"
+where="$CPUS CPUs, $NODES node(s), $VARIANT kernel, -cpu ${QEMU_CPU:-max}${KERNEL_ARGS:+, $KERNEL_ARGS}"
 [ "${WALLCLOCK:-0}" = 1 ] && where+=", wall clock" || where+=", icount"
 log "bench: $where; rslub_bench $*"
 : > "$rundir/console.log"

@@ -281,9 +281,12 @@ check reject_cache_rslub_cannot_serve refuse_typesafe_by_rcu
 failed_load_leaves_no_hook() {
 	local stop=$rundir/stop-failed-load first=${back%%,*} names r=0
 	rm -f "$stop"
+	rm -f "$stop.ready"
 	python3 "$scripts/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
 	local t=$!
-	sleep 1
+	# Until the first message came back (python starts slowly on the debug kernel).
+	local i
+	for i in $(seq 120); do [ -e "$stop.ready" ] && break; sleep 0.5; done
 	for names in "$first,$first" "$first,rslub_no_such_cache"; do
 		local before=$r
 		mark_log

@@ -57,6 +57,9 @@ def ping_pong(sock, stop, result, kind):
         sock.sendall(payload)
         if recv_exact(sock, size) != payload:
             raise ValueError(f"{kind}: message {i} came back changed")
+        if msgs == 0:
+            # STOP.ready: the traffic flows (a slow guest takes seconds to get here).
+            open(f"{stop}.ready", "w").close()
         msgs += 1
         nbytes += size
         i += 1

@@ -29,7 +29,7 @@ ACCEL=${ACCEL:-auto}
 STRESS=${STRESS:-3}
 [[ "$STRESS" =~ ^[0-9]+$ ]] || die "STRESS=$STRESS: must be a number of seconds"
 if [ "$VARIANT" = debug ]; then MEM_PER_NODE=${MEM_PER_NODE:-512}; else MEM_PER_NODE=${MEM_PER_NODE:-256}; fi
-if [ "$VARIANT" = debug ]; then TIMEOUT=${TIMEOUT:-1200}; else TIMEOUT=${TIMEOUT:-600}; fi
+if [ "$VARIANT" = debug ]; then TIMEOUT=${TIMEOUT:-1800}; else TIMEOUT=${TIMEOUT:-600}; fi
 TIMEOUT=$((TIMEOUT + ${STRESS:-0}))
 
 [[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "CPUS=$CPUS: must be a positive number"

@@ -37,16 +37,16 @@ mod tests {
 
     /// Every size from 1 to 8192 bytes (alignments 0, 8, 32 and 64 in turn): objects of
     /// two slabs and one more are aligned, hold what was written and never overlap. A
-    /// cache comes with its ~70 debugfs files, whose creation a KASAN and lockdep kernel
-    /// makes slow: there, all sizes up to 256, every fifth beyond (every alignment in
-    /// turn) and the sizes next to multiples of the page.
+    /// cache comes with its ~70 debugfs files, whose creation a KASAN, kmemleak and
+    /// lockdep kernel makes slow: there, all sizes up to 128, every 37th beyond (every
+    /// alignment in turn: 37 is 1 modulo 4) and the sizes next to multiples of the page.
     #[test]
     fn objects_never_overlap_and_respect_alignment() -> Result {
         let mut addrs: KVec<usize> = KVec::with_capacity(64, GFP_KERNEL)?;
         let all = !cfg!(CONFIG_KASAN);
         let page = crate::layout::PAGE_SIZE;
         let sizes = (1..=8192u32)
-            .filter(|&s| all || s <= 256 || s % 5 == 0 || matches!(s % page, 0 | 1 | 4095));
+            .filter(|&s| all || s <= 128 || s % 37 == 0 || matches!(s % page, 0 | 1 | 4095));
         for size in sizes {
             let align = [0u32, 8, 32, 64][(size % 4) as usize];
             let c = Cache::create(&CacheArgs {

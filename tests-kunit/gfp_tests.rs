@@ -200,7 +200,13 @@ mod tests {
     #[test]
     fn a_free_into_a_fallback_slab_beside_the_active_one_goes_to_its_own_slab() {
         pin(0);
-        let c = Cache::create(&args(c"rslub_test_fallback_pair", 4096)).expect("cache");
+        // Page-sized strides: under KASAN, with its red zone (`sanitize::red_zone`).
+        let size = if crate::sanitize::KASAN {
+            4096 - 128
+        } else {
+            4096
+        };
+        let c = Cache::create(&args(c"rslub_test_fallback_pair", size)).expect("cache");
         let l = *c.layout();
         // Page-sized objects: the fallback order is 0, and a slab holds one object, so
         // the active slab is full and the object freed is the only one of its slab.
@@ -313,7 +319,13 @@ mod tests {
     #[test]
     fn reserve_slabs_serve_only_callers_entitled_to_reserves() {
         pin(0);
-        let c = Cache::create(&args(c"rslub_test_pfmemalloc", 2048)).expect("cache");
+        // Half-page strides: under KASAN, with its red zone (`sanitize::red_zone`).
+        let size = if crate::sanitize::KASAN {
+            2048 - 128
+        } else {
+            2048
+        };
+        let c = Cache::create(&args(c"rslub_test_pfmemalloc", size)).expect("cache");
         let l = *c.layout();
         let min_order = layout::get_order(u64::from(l.size));
         assert_eq!(min_order, 0);

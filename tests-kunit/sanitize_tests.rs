@@ -20,6 +20,7 @@ mod tests {
         common::{args, free, slabs},
         debug::Problem,
         gfp::Gfp,
+        inject,
         registry::Cache,
         sanitize, slab,
         test_shim::{
@@ -81,32 +82,46 @@ mod tests {
         unback(&kc, base);
     }
 
+    /// A read one byte past an object: in its last granule (100 bytes), and where the
+    /// next granule would be the next object's (96 bytes, which fills its granules: the
+    /// red zone KASAN's caches get is what is read, not the next object, allocated too).
     #[test]
     fn a_read_past_an_object_is_reported_by_kasan() {
         if !sanitize::KASAN {
             return skip(c"no KASAN in this kernel");
         }
         let base = back::backings();
-        let kc = backed(c"rslub_test_kasan_oob");
-        let p = kc.alloc(Gfp::KERNEL);
-        expect_reports();
-        // SAFETY: One byte past the object, inside its last granule and its stride:
-        // mapped (the mistake KASAN is to catch).
-        unsafe { read_byte(p + SIZE as usize) };
-        assert!(log_has(
-            c"BUG: KASAN: slab-out-of-bounds",
-            &at_addr(p + SIZE as usize)
-        ));
-        // SAFETY: Allocated above, freed once.
-        unsafe { kc.free(p) };
-        unback(&kc, base);
+        for (name, size) in [
+            (c"rslub_test_kasan_oob", SIZE),
+            (c"rslub_test_kasan_oob96", 96),
+        ] {
+            let kc = KernelCache::create(name, size, 0, 0, None).expect("kmem_cache");
+            back::back(handle(&kc)).expect("back");
+            let (p, q) = (kc.alloc(Gfp::KERNEL), kc.alloc(Gfp::KERNEL));
+            assert!(p != 0 && q != 0);
+            expect_reports();
+            let past = p + size as usize;
+            // SAFETY: One byte past the object, in its stride: mapped (the mistake KASAN is
+            // to catch).
+            unsafe { read_byte(past) };
+            assert!(log_has(c"BUG: KASAN: slab-out-of-bounds", &at_addr(past)));
+            // SAFETY: Allocated above, freed once each.
+            unsafe {
+                kc.free(p);
+                kc.free(q);
+            }
+            unback(&kc, base);
+        }
     }
 
     /// Under KASAN a freed object waits in its cache's quarantine, poisoned, before it can
     /// be handed out again; without, the last object freed is the next one handed out.
     #[test]
     fn freed_objects_are_not_reused_at_once_under_kasan() {
+        // The suites' caches have none but where a case asks (`inject::set_quarantine`).
+        inject::set_quarantine(true);
         let c = Cache::create(&args(c"rslub_test_quarantine", 64)).expect("cache");
+        inject::set_quarantine(false);
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         free(&c, p);
         let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
@@ -118,10 +133,7 @@ mod tests {
             assert_eq!(c.quarantined(), 0);
         }
         free(&c, q);
-        // Shrinking gives the quarantined objects back, and with them the empty slab.
-        c.shrink();
-        assert_eq!(c.quarantined(), 0);
-        assert_eq!(slabs(&c), 0);
+        // Destroying gives the quarantined objects back first: none is left allocated.
         c.destroy().expect("destroy");
     }
 
@@ -134,7 +146,9 @@ mod tests {
                 c"no KASAN in this kernel: a double free of an ordinary cache is not checked",
             );
         }
+        inject::set_quarantine(true);
         let c = Cache::create(&args(c"rslub_test_kasan_double", 64)).expect("cache");
+        inject::set_quarantine(false);
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         free(&c, p);
         expect_reports();
@@ -142,7 +156,9 @@ mod tests {
         unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
         assert_eq!(c.last_error(), Some((Problem::DoubleFree, p)));
         assert_eq!(c.quarantined(), 1);
+        // Shrinking gives the quarantined object back, and with it the empty slab.
         c.shrink();
+        assert_eq!(c.quarantined(), 0);
         assert_eq!(slabs(&c), 0);
         c.destroy().expect("destroy");
     }
@@ -176,9 +192,12 @@ mod tests {
         let kc = backed(c"rslub_test_kmemleak");
         // Reports of earlier leaks are not shown again.
         assert_eq!(write_file(c"kmemleak", b"clear"), Ok(5));
+        // The first object of the cache's first slab, which the test keeps: the objects
+        // after it are the case's.
+        let first = kc.alloc(Gfp::KERNEL);
         let leaked = alloc_hidden(&kc, false);
         let holder = alloc_hidden(&kc, true);
-        assert!(leaked != !0 && holder != !0);
+        assert!(first != 0 && leaked != !0 && holder != !0);
         // The holder's address, in plain, on this stack (which kmemleak scans).
         let root = core::hint::black_box(!holder);
         msleep(5500);
@@ -204,6 +223,7 @@ mod tests {
             kfree(held);
             kc.free(holder);
             kc.free(leaked);
+            kc.free(first);
         }
         unback(&kc, base);
     }
