@@ -373,11 +373,6 @@ void rslub_kmemleak_ignore(const void *addr)
 	kmemleak_ignore(addr);
 }
 
-void rslub_kmemleak_scan_only(const void *addr, size_t size, gfp_t gfp)
-{
-	kmemleak_scan_area(addr, size, gfp);
-}
-
 void rslub_kmemleak_ignore_percpu(const void __percpu *addr)
 {
 	kmemleak_ignore_percpu(addr);

@@ -36,7 +36,6 @@ void rslub_kmemleak_alloc(const void *addr, size_t size, gfp_t gfp);
 void rslub_kmemleak_free(const void *addr);
 void rslub_check_no_locks_freed(const void *addr, size_t size);
 void rslub_kmemleak_ignore(const void *addr);
-void rslub_kmemleak_scan_only(const void *addr, size_t size, gfp_t gfp);
 void rslub_kmemleak_ignore_percpu(const void __percpu *addr);
 int rslub_shim_init(void);
 void rslub_shim_exit(void);

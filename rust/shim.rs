@@ -39,7 +39,6 @@ mod ffi {
         pub(super) fn rslub_kmemleak_alloc(addr: *const c_void, size: usize, gfp: u32);
         pub(super) fn rslub_kmemleak_free(addr: *const c_void);
         pub(super) fn rslub_kmemleak_ignore(addr: *const c_void);
-        pub(super) fn rslub_kmemleak_scan_only(addr: *const c_void, size: usize, gfp: u32);
         pub(super) fn rslub_check_no_locks_freed(addr: *const c_void, size: usize);
         pub(super) fn rslub_kmemleak_ignore_percpu(addr: *const c_void);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
@@ -253,15 +252,6 @@ pub(crate) fn kmemleak_ignore(addr: *const u8, percpu: bool) {
             ffi::rslub_kmemleak_ignore(addr.cast())
         }
     }
-}
-
-/// Tells kmemleak to scan only the `size` bytes at `addr` of the kmalloc'ed allocation
-/// they lie in (`kmemleak_scan_area()`, which records that with `gfp`; if it cannot,
-/// kmemleak scans all of it). Nothing without `CONFIG_DEBUG_KMEMLEAK`.
-pub(crate) fn kmemleak_scan_only(addr: *const u8, size: usize, gfp: u32) {
-    // SAFETY: kmemleak looks up the allocation holding `addr` (and warns if there is
-    // none); it reads nothing now.
-    unsafe { ffi::rslub_kmemleak_scan_only(addr.cast(), size, gfp) }
 }
 
 /// Interrupts disabled on the current CPU, restored on drop (`local_irq_save()`).

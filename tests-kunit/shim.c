@@ -361,7 +361,8 @@ static char __user *rslub_test_user_buf(size_t len)
 
 /*
  * Reads up to @len bytes of the debugfs file at @path (relative to the debugfs root)
- * from its start, as read(2) does: bytes read or -errno. Only from a KUnit test.
+ * from its start, in as many read(2)s as it takes: bytes read or -errno. Only from a
+ * KUnit test.
  */
 ssize_t rslub_test_read_file(const char *path, char *buf, size_t len)
 {
@@ -375,7 +376,20 @@ ssize_t rslub_test_read_file(const char *path, char *buf, size_t len)
 	f = rslub_test_open_debugfs(path, O_RDONLY);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
-	n = f->f_op->read ? f->f_op->read(f, ubuf, len, &pos) : -EINVAL;
+	/* Until the end or a full buffer: a seq_file gives a page or so per read(). */
+	n = 0;
+	while (f->f_op->read && n < len) {
+		ssize_t got = f->f_op->read(f, ubuf + n, len - n, &pos);
+
+		if (got <= 0) {
+			if (got < 0 && !n)
+				n = got;
+			break;
+		}
+		n += got;
+	}
+	if (!f->f_op->read)
+		n = -EINVAL;
 	filp_close(f, NULL);
 	if (n > 0 && copy_from_user(buf, ubuf, n))
 		n = -EFAULT;

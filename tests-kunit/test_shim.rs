@@ -534,7 +534,7 @@ pub(crate) fn tainted_warn() -> bool {
 }
 
 /// Reads the debugfs file at `path` (relative to the debugfs root) into `buf` from its
-/// start; returns the bytes read.
+/// start, to its end or until `buf` is full; returns the bytes read.
 pub(crate) fn read_file(path: &CStr, buf: &mut [u8]) -> Result<usize> {
     // SAFETY: `path` is a C string and `buf` is valid for `buf.len()` bytes.
     let n = unsafe { ffi::rslub_test_read_file(path.as_char_ptr(), buf.as_mut_ptr(), buf.len()) };
