@@ -8,44 +8,36 @@
 # a CPU model that needs them (Skylake: retpolines, and call depth tracking for
 # retbleed, "stuff"). Each boot prints which mitigations are live
 # (/sys/devices/system/cpu/vulnerabilities); the report prints both boots' figures and
-# their ratio, and writes Documentation/benchmarks/distro.json.
+# their ratio (scripts/bench_distro_report.py), and writes Documentation/benchmarks/distro.json
+# and Documentation/benchmarks_distro.rst.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
-export VARIANT=distro CPUS=${CPUS:-4} NODES=2
-out=$RSLUB_CACHE/bench-distro
+#
+# Both boots have init_on_alloc=0, unless INIT_ON_ALLOC=1: under -icount every iteration
+# of a `rep stosb` counts as an instruction, and the kernel's memset() uses one only on a
+# CPU with fast short rep stos (FSRS: -cpu max has it, Skylake not), so the zeroing of
+# every object (the distribution's INIT_ON_ALLOC_DEFAULT_ON) would count a byte as an
+# instruction in one boot and not in the other, hiding what the mitigations add.
+# INIT_ON_ALLOC=1 boots as the distribution does (about 40 minutes for the first boot),
+# into a folder of its own; the report shows that run's per-boot ratios too.
+export VARIANT=distro CPUS=${CPUS:-4} NODES=2 TIMEOUT=${TIMEOUT:-3000}
+case ${INIT_ON_ALLOC:-0} in
+0) out=$RSLUB_CACHE/bench-distro common=init_on_alloc=0 ;;
+1) out=$RSLUB_CACHE/bench-distro-init common= ;;
+*) die "INIT_ON_ALLOC=$INIT_ON_ALLOC: must be 0 or 1" ;;
+esac
 rm -rf "$out"
 mkdir -p "$out"
+commit=$(git -C "$RSLUB_TOP" rev-parse --short HEAD)
+git -C "$RSLUB_TOP" diff --quiet HEAD -- rust bench include || commit="$commit plus uncommitted changes"
+printf '%s\n' "$commit" "$(date -u +%F)" "${common:-as booted}" > "$out/meta"
 vm=$RSLUB_TOP/scripts/bench_vm.sh
 forced=${FORCED:-spectre_v2=retpoline,generic retbleed=stuff}
-"$vm" "$out/default.jsonl" suite=0
-QEMU_CPU=${FORCED_CPU:-Skylake-Client-v4} KERNEL_ARGS="$forced" "$vm" "$out/forced.jsonl" suite=0
-python3 - "$out" "$RSLUB_TOP/Documentation/benchmarks/distro.json" "$forced" <<'PY'
-import json, re, sys
-out, dest, forced = sys.argv[1:]
-boots = {}
-for name in ("default", "forced"):
-    vuln = {}
-    for line in open(f"{out}/{name}.jsonl.log"):
-        m = re.search(r"rslub-bench: vulnerability (\S+): (.*)", line)
-        if m:
-            vuln[m.group(1)] = m.group(2).strip()
-    rows = [json.loads(l) for l in open(f"{out}/{name}.jsonl") if l.strip()]
-    boots[name] = {"vulnerabilities": vuln, "rows": rows}
-for name, b in boots.items():
-    v = b["vulnerabilities"]
-    print(f"{name}: spectre_v2: {v.get('spectre_v2', '?')}; retbleed: {v.get('retbleed', '?')}")
-key = lambda r: (r.get("exp"), r.get("size"))
-forced_rows = {key(r): r for r in boots["forced"]["rows"]}
-print(f"{'experiment':<14}{'size':>6}  {'rslub':>8}{'kernel':>8}{'ratio':>7}   "
-      f"{'rslub*':>8}{'kernel*':>8}{'ratio*':>7}   (* forced: {forced})")
-for r in boots["default"]["rows"]:
-    f = forced_rows.get(key(r))
-    if f is None or not isinstance(r.get("rslub"), (int, float)) or not r.get("kernel"):
-        continue
-    print(f"{r['exp']:<14}{r['size']:>6}  {r['rslub']:>8.1f}{r['kernel']:>8.1f}"
-          f"{r['rslub'] / r['kernel']:>7.2f}   {f['rslub']:>8.1f}{f['kernel']:>8.1f}"
-          f"{f['rslub'] / f['kernel']:>7.2f}")
-json.dump({"forced_args": forced, **boots}, open(dest, "w"), indent=1)
-print(f"written: {dest}")
-PY
+forced_cpu=${FORCED_CPU:-Skylake-Client-v4}
+KERNEL_ARGS="$common" "$vm" "$out/default.jsonl" suite=0
+QEMU_CPU=$forced_cpu KERNEL_ARGS="$forced${common:+ $common}" "$vm" "$out/forced.jsonl" suite=0
+[ "${INIT_ON_ALLOC:-0}" = 0 ] || { log "bench: written $out; make bench VARIANT=distro reports it"; exit 0; }
+kernel=$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")
+python3 "$RSLUB_TOP/scripts/bench_distro_report.py" "$out" "$RSLUB_TOP" "$forced" "$forced_cpu" \
+	"$commit" "$kernel" "$(qemu-system-x86_64 --version | head -1)" "$RSLUB_CACHE/bench-distro-init"
