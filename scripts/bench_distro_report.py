@@ -36,8 +36,19 @@ def load(out, name):
     return {"vulnerabilities": vuln, "rows": rows}
 
 
+# The fields that say which measurement a record is (the others are its figures).
+IDENTITY = ("exp", "size", "remote_every", "node", "objects", "nodes", "min_partial", "run")
+
+
 def key(r):
-    return (r.get("exp"), r.get("size"), r.get("objects"), r.get("nodes"))
+    return tuple(r.get(k) for k in IDENTITY)
+
+
+def label(r):
+    """The experiment's name, with what tells its records of one size apart."""
+    if "remote_every" in r:
+        return f"{r['exp']} (every {r['remote_every']})"
+    return r["exp"]
 
 
 def side_by_side(boots):
@@ -71,17 +82,17 @@ def main():
     # The side-by-side rows: rslub and the kernel in each boot.
     body = []
     for r, f in side_by_side(boots):
-        body.append([r["exp"], r["size"], f"{r['rslub']:.2f}", f"{r['kernel']:.2f}",
+        body.append([label(r), r["size"], f"{r['rslub']:.2f}", f"{r['kernel']:.2f}",
                      f"{r['rslub'] / r['kernel']:.2f}", f"{f['rslub']:.2f}", f"{f['kernel']:.2f}",
                      f"{f['rslub'] / f['kernel']:.2f}",
                      f"{f['rslub'] / r['rslub']:.2f}", f"{f['kernel'] / r['kernel']:.2f}"])
     header = ["experiment", "size", "rslub", "kernel", "ratio", "rslub (forced)",
               "kernel (forced)", "ratio (forced)", "rslub forced/default",
               "kernel forced/default"]
-    print(f"{'experiment':<14}{'size':>6}" + "".join(f"{h:>10}" for h in
+    print(f"{'experiment':<24}{'size':>6}" + "".join(f"{h:>10}" for h in
           ("rslub", "kernel", "ratio", "rslub*", "kernel*", "ratio*", "rslub*/", "kernel*/")))
     for b in body:
-        print(f"{b[0]:<14}{b[1]:>6}" + "".join(f"{c:>10}" for c in b[2:]))
+        print(f"{b[0]:<24}{b[1]:>6}" + "".join(f"{c:>10}" for c in b[2:]))
 
     hooks = {name: next((r for r in boots[name]["rows"] if r.get("exp") == "hook_cost"), None)
              for name in BOOTS}
@@ -177,7 +188,7 @@ def main():
             "ratios within a boot mean something.\n",
             table(["experiment", "size", "rslub", "kernel", "ratio", "rslub (forced)",
                    "kernel (forced)", "ratio (forced)"],
-                  [[r["exp"], r["size"], f"{r['rslub']:.2f}", f"{r['kernel']:.2f}",
+                  [[label(r), r["size"], f"{r['rslub']:.2f}", f"{r['kernel']:.2f}",
                     f"{r['rslub'] / r['kernel']:.2f}", f"{f['rslub']:.2f}",
                     f"{f['kernel']:.2f}", f"{f['rslub'] / f['kernel']:.2f}"]
                    for r, f in ib]),
