@@ -717,7 +717,12 @@ interrupt flag. rslub's fast path uses an unlocked ``cmpxchg16b`` (a multi-µop
 instruction, but without a bus lock; a locked ``CMPXCHG`` measures about 19 cycles of
 throughput on Alder Lake-P at uops.info), the kernel's sheaves a per-CPU local lock;
 their real cost on hardware differs from their instruction count, and this project has
-not measured them on hardware. Nor do the icount figures show contention: CPUs that
+not measured them on hardware. A ``rep``-prefixed string instruction counts once per
+iteration: the kernel's ``memset()`` is a ``rep stosb`` on QEMU's ``-cpu max`` (which
+has FSRS), so zeroing an object (``__GFP_ZERO``, ``init_on_alloc``) counts a byte as an
+instruction, the same for both allocators
+(:doc:`benchmarks_distro` measures a CPU model without them). Nor do the icount figures
+show contention: CPUs that
 take turns never wait for each other's locks, and ``all_cpus`` shares nothing between
 CPUs. The parallel runs of seed 001 and the wall-clock table at the end, from truly
 parallel vCPUs, do; they are ranges by design.
