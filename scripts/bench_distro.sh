@@ -19,7 +19,7 @@ set -euo pipefail
 # CPU with fast short rep stos (FSRS: -cpu max has it, Skylake not), so the zeroing of
 # every object (the distribution's INIT_ON_ALLOC_DEFAULT_ON) would count a byte as an
 # instruction in one boot and not in the other, hiding what the mitigations add.
-# INIT_ON_ALLOC=1 boots as the distribution does (about 40 minutes for the first boot),
+# INIT_ON_ALLOC=1 boots as the distribution does (42 minutes for the two boots here),
 # into a folder of its own; the report shows that run's per-boot ratios too.
 export VARIANT=distro CPUS=${CPUS:-4} NODES=2 TIMEOUT=${TIMEOUT:-3000}
 case ${INIT_ON_ALLOC:-0} in

@@ -37,7 +37,8 @@ def load(out, name):
 
 
 # The fields that say which measurement a record is (the others are its figures).
-IDENTITY = ("exp", "size", "remote_every", "node", "objects", "nodes", "min_partial", "run")
+IDENTITY = ("exp", "size", "remote_every", "node", "objects", "nodes", "min_partial", "run",
+            "burst", "policy")
 
 
 def key(r):
@@ -59,7 +60,8 @@ def side_by_side(boots):
         f = forced_rows.get(key(r))
         if f is None:
             continue
-        if not all(isinstance(x.get("rslub"), (int, float)) and x.get("kernel") for x in (r, f)):
+        if not all(isinstance(x.get("rslub"), (int, float)) and x.get("rslub") and x.get("kernel")
+                   for x in (r, f)):
             continue
         pairs.append((r, f))
     return pairs
@@ -97,7 +99,8 @@ def main():
     hooks = {name: next((r for r in boots[name]["rows"] if r.get("exp") == "hook_cost"), None)
              for name in BOOTS}
     hook_body = []
-    if all(hooks.values()):
+    fields = ("pair_off", "pair_on", "bulk16_off", "bulk16_on")
+    if all(h and all(isinstance(h.get(k), (int, float)) for k in fields) for h in hooks.values()):
         for what, off, on in (("alloc+free pair", "pair_off", "pair_on"),
                               ("bulk 16, per object", "bulk16_off", "bulk16_on")):
             d, f = hooks["default"], hooks["forced"]
@@ -123,9 +126,9 @@ def main():
     day = datetime.date.today().isoformat()
     doc = [
         ".. SPDX-License-Identifier: GPL-2.0\n",
-        "=========================================",
+        "==========================================",
         "Benchmarks on the distribution-like kernel",
-        "=========================================\n",
+        "==========================================\n",
         "Written by ``make bench VARIANT=distro`` (``scripts/bench_distro.sh``); do not edit the",
         "figures. The side-by-side tables of :doc:`benchmarks` (the same module, ``suite=0``) on",
         "the ``VARIANT=distro`` kernel (:doc:`testing`: IBT, retpolines, return thunks, call",
@@ -155,15 +158,22 @@ def main():
         "an instruction, and the kernel's ``memset()`` uses one only on a CPU with fast short",
         "``rep stos`` (FSRS), which ``-cpu max`` has and Skylake has not (it runs",
         "``memset_orig``, 8-byte stores). With the distribution's ``init_on_alloc=1`` every",
-        "allocation zeroes its object, a byte an instruction in the default boot and an eighth",
-        "of that in the forced one: a 4096-byte allocation counted 4162 instructions against",
-        "791, which says nothing of the mitigations. The zeroing is the same for both",
-        "allocators within a boot, so the ratios of each boot of that run still compare",
-        "them (the last section).\n",
+        "allocation zeroes its object, a byte an instruction in the default boot and about a",
+        "fifth of that in the forced one (``memset_orig`` runs 11 instructions per 64 bytes):",
+        "in that run a 4096-byte allocation counted 4162 instructions against 791, which says",
+        "nothing of the mitigations. The zeroing is the same for both allocators within a",
+        "boot, so the ratios of each boot of that run still compare them (the last",
+        "section). ``memcpy()`` is alike: a ``rep movsb`` only with FSRM (``-cpu max`` has it,",
+        "Skylake not), and the kernel's bulk paths copy their pointer arrays with it, so the",
+        "kernel's bulk figures are lower in the forced boot. The forced/default columns are",
+        "therefore what the CPU model and the mitigations together changed; rows without",
+        "``memset``/``memcpy`` in their path (the pairs, ``fast_alloc``, ``fast_free``) show",
+        "the mitigations alone.\n",
         "Side by side, both boots",
         "========================\n",
         "Instructions per operation; ``ratio`` is rslub / kernel, and the last two columns",
-        "what forcing the mitigations on multiplied each allocator's figure by.\n",
+        "what the forced boot (its CPU model and mitigations) multiplied each allocator's",
+        "figure by.\n",
         table(header, body),
     ]
     if hook_body:

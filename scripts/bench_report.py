@@ -718,9 +718,10 @@ instruction, but without a bus lock; a locked ``CMPXCHG`` measures about 19 cycl
 throughput on Alder Lake-P at uops.info), the kernel's sheaves a per-CPU local lock;
 their real cost on hardware differs from their instruction count, and this project has
 not measured them on hardware. A ``rep``-prefixed string instruction counts once per
-iteration: the kernel's ``memset()`` is a ``rep stosb`` on QEMU's ``-cpu max`` (which
-has FSRS), so zeroing an object (``__GFP_ZERO``, ``init_on_alloc``) counts a byte as an
-instruction, the same for both allocators
+iteration: the kernel's ``memset()`` and ``memcpy()`` are ``rep stosb`` and ``rep movsb``
+on QEMU's ``-cpu max`` (which has FSRS and FSRM), so zeroing an object (``__GFP_ZERO``,
+``init_on_alloc``) counts a byte as an instruction, the same for both allocators, and
+the kernel's bulk paths count their ``memcpy()`` of the pointer array by the byte
 (:doc:`benchmarks_distro` measures a CPU model without them). Nor do the icount figures
 show contention: CPUs that
 take turns never wait for each other's locks, and ``all_cpus`` shares nothing between

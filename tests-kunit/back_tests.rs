@@ -511,9 +511,9 @@ mod tests {
         let objects: [AtomicUsize; N] =
             core::array::from_fn(|_| AtomicUsize::new(kc.alloc(Gfp::KERNEL)));
         assert!(objects.iter().all(|o| rslub_owns(o.load(Relaxed))));
-        // The interrupts free at most `CHUNK` objects per barrier begun, so every
-        // barrier has frees racing it, however slow a barrier is on this kernel
-        // (on the debug kernel one barrier outlasted all 64 ticks).
+        // The interrupts free at most `CHUNK` objects per barrier begun, so that the frees
+        // are spread over many barriers however slow a barrier is on this kernel (on the
+        // debug kernel one barrier outlasted all 64 ticks).
         const CHUNK: usize = 32;
         let next = AtomicUsize::new(0);
         let begun = AtomicUsize::new(0);
