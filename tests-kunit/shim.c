@@ -377,8 +377,8 @@ ssize_t rslub_test_read_file(const char *path, char *buf, size_t len)
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	/* Until the end or a full buffer: a seq_file gives a page or so per read(). */
-	n = 0;
-	while (f->f_op->read && n < len) {
+	n = f->f_op->read ? 0 : -EINVAL;
+	while (n >= 0 && n < len) {
 		ssize_t got = f->f_op->read(f, ubuf + n, len - n, &pos);
 
 		if (got <= 0) {
@@ -388,8 +388,6 @@ ssize_t rslub_test_read_file(const char *path, char *buf, size_t len)
 		}
 		n += got;
 	}
-	if (!f->f_op->read)
-		n = -EINVAL;
 	filp_close(f, NULL);
 	if (n > 0 && copy_from_user(buf, ubuf, n))
 		n = -EFAULT;
