@@ -204,6 +204,7 @@ fn rslub_cache(name: &CStr, size: u32, params: Option<Params>) -> Result<Rslub> 
             align: 0,
             flags: 0,
             ctor: None,
+            freeptr_offset: None,
         },
         params,
     )?;

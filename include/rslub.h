@@ -25,8 +25,18 @@ struct rslub_cache;
 #define RSLUB_DEBUG_STORE_USER	0x10U	/* U: record where objects were allocated and freed */
 
 /*
+ * As SLAB_TYPESAFE_BY_RCU: a freed object stays an object of the cache (readable, its
+ * constructed contents but for the free pointer, which goes after the object) until an
+ * RCU grace period has passed, so lockless readers under rcu_read_lock() may look at it
+ * and recheck its identity. Empty slabs go back to the page allocator after a grace
+ * period; rslub_cache_destroy() waits for them. Such objects are not poisoned or zeroed
+ * when freed (init_on_free) or allocated (init_on_alloc).
+ */
+#define RSLUB_TYPESAFE_BY_RCU	0x20U
+
+/*
  * Creates a cache of objects of @size bytes aligned to @align (0, or a power of two up to
- * PAGE_SIZE), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*) and an optional
+ * PAGE_SIZE), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*, RSLUB_TYPESAFE_BY_RCU) and an optional
  * constructor run once per object when its slab is created. @name must be unique among
  * live caches. Returns the cache, or an ERR_PTR(): -EINVAL for bad arguments (size 0 or
  * too large for a slab, a bad alignment, an unknown flag, an empty or NULL name),

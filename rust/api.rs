@@ -44,6 +44,7 @@ pub(crate) unsafe extern "C" fn rslub_cache_create(
         align,
         flags,
         ctor,
+        freeptr_offset: None,
     };
     match Cache::create(&args) {
         Ok(c) => c.into_raw().as_ptr().cast(),

@@ -17,6 +17,7 @@
 use crate::{
     cache::{CacheArgs, CacheCore},
     inject::{inject, Point},
+    layout::TYPESAFE_BY_RCU,
     registry::Cache,
     slab,
 };
@@ -57,6 +58,10 @@ mod ffi {
             name: *mut *const c_char,
         );
         pub(super) fn rslub_kc_refusal(kc: *mut bindings::kmem_cache) -> *const c_char;
+        pub(super) fn rslub_kc_typesafe_by_rcu(
+            kc: *mut bindings::kmem_cache,
+            offset: *mut c_uint,
+        ) -> bool;
         pub(super) fn rslub_kc_known(name: *const c_char) -> *mut bindings::kmem_cache;
         pub(super) fn rslub_kc_sysfs_id(name: *const c_char, id: *mut c_char, len: usize) -> c_int;
         pub(super) fn rslub_kc_id(kc: *mut bindings::kmem_cache) -> *const c_char;
@@ -408,14 +413,20 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
         pr_err!("cannot back {name}: {why}\n");
         return Err(e);
     }
+    // A `SLAB_TYPESAFE_BY_RCU` cache's free pointer goes where the kernel cache has it
+    // inside the object (its `freeptr_offset`), else after the object.
+    let mut offset = c_uint::MAX;
+    // SAFETY: A live cache (invariant); the pointer is valid for writes.
+    let typesafe = unsafe { ffi::rslub_kc_typesafe_by_rcu(kc.as_ptr(), &mut offset) };
     // The rslub cache has the kernel cache's name: a draining one of that name is in the
     // way (`EEXIST`) until its last object is freed.
     let cache = Cache::create(&CacheArgs {
         name,
         size,
         align,
-        flags: 0,
+        flags: if typesafe { TYPESAFE_BY_RCU } else { 0 },
         ctor,
+        freeptr_offset: (typesafe && offset != c_uint::MAX).then_some(offset),
     })
     .inspect_err(|e| {
         pr_err!("cannot back {name}: no rslub cache of that name ({e:?}; still draining?)\n")

@@ -215,10 +215,15 @@ pub(crate) struct CacheArgs<'a> {
     pub(crate) size: u32,
     /// Alignment (0: pointer size); a power of two.
     pub(crate) align: u32,
-    /// `layout::HWCACHE_ALIGN` and the debug flags (`layout::SANITY`, ...).
+    /// `layout::HWCACHE_ALIGN`, `layout::TYPESAFE_BY_RCU` and the debug flags
+    /// (`layout::SANITY`, ...).
     pub(crate) flags: u32,
     /// Optional constructor.
     pub(crate) ctor: Option<Ctor>,
+    /// With `layout::TYPESAFE_BY_RCU`, where in a free object the free pointer may go
+    /// (a pointer-aligned offset inside the object, which the user's lockless readers do
+    /// not rely on: `kmem_cache_args.freeptr_offset`); `None` puts it after the object.
+    pub(crate) freeptr_offset: Option<u32>,
 }
 
 /// A cache.
@@ -359,6 +364,7 @@ impl CacheCore {
             args.align,
             flags,
             args.ctor.is_some(),
+            args.freeptr_offset,
             shim::cache_line_size(),
             rules,
         )?;
@@ -395,7 +401,13 @@ impl CacheCore {
         }
         let name = CString::try_from(args.name)?;
         let random_seq = random_seq(layout.objects)?;
-        let slots = sanitize::quarantine_capacity(layout.size);
+        // Objects of a `TYPESAFE_BY_RCU` cache are not poisoned when freed (readers may
+        // still look at them), so holding them back would catch nothing.
+        let slots = if layout.typesafe_by_rcu {
+            0
+        } else {
+            sanitize::quarantine_capacity(layout.size)
+        };
         #[cfg(rslub_inject)]
         let slots = if crate::inject::quarantine() {
             slots
@@ -408,6 +420,7 @@ impl CacheCore {
         #[cfg(rslub_inject)]
         let (init_on_alloc, init_on_free) =
             crate::inject::init_on().unwrap_or((init_on_alloc, init_on_free));
+        let keeps_contents = args.ctor.is_some() || layout.typesafe_by_rcu;
         // INVARIANT: a node per node id, neighbour lists from `nearest_nodes`, fixed
         // layout.
         KBox::pin_init(
@@ -432,14 +445,15 @@ impl CacheCore {
                 }),
                 walk: Atomic::new(RemoteWalk::NodesOnce as u32),
                 // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
-                // contents.
-                init_on_alloc: if init_on_alloc && args.ctor.is_none() {
+                // contents, and so do freed objects of a `TYPESAFE_BY_RCU` cache while
+                // readers may look at them.
+                init_on_alloc: if init_on_alloc && !keeps_contents {
                     Gfp::ZERO
                 } else {
                     0
                 },
-                init_on_free: init_on_free && args.ctor.is_none(),
-                free_special: (*init_on_free && args.ctor.is_none()) || layout.debug != 0,
+                init_on_free: init_on_free && !keeps_contents,
+                free_special: (*init_on_free && !keeps_contents) || layout.debug != 0,
                 debug: debug::Format::new(layout),
                 last_error: Atomic::new(0),
                 last_error_at: Atomic::new(0),

@@ -308,7 +308,9 @@ impl CacheCore {
         None
     }
 
-    /// Gives an empty slab back to the page allocator.
+    /// Gives an empty slab back to the page allocator: at once, or for a
+    /// `TYPESAFE_BY_RCU` cache after a grace period (its node stops counting it now, as
+    /// SLUB's `discard_slab()` does).
     ///
     /// # Safety
     ///
@@ -319,8 +321,16 @@ impl CacheCore {
         self.node(nid).slab_removed(objects, pages);
         self.stat(Stat::SlabFreed);
         // SAFETY: The slab came from `Slab::publish` in `new_slab` (non-null), and the
-        // caller gives it up.
-        unsafe { Slab::free(NonNull::new_unchecked(slab)) };
+        // caller gives it up, on no list; a `TYPESAFE_BY_RCU` cache's destruction waits
+        // for the callback (`teardown()`).
+        unsafe {
+            let slab = NonNull::new_unchecked(slab);
+            if self.layout.typesafe_by_rcu {
+                Slab::free_after_grace_period(slab);
+            } else {
+                Slab::free(slab);
+            }
+        }
     }
 }
 

@@ -49,7 +49,10 @@ impl CacheCore {
         if !self.owns(object) {
             return self.foreign_free(object);
         }
-        if sanitize::KASAN {
+        // A `TYPESAFE_BY_RCU` cache's freed objects stay readable (as `kasan_slab_free()`
+        // leaves them): never poisoned, so the shadow tells nothing of a double free.
+        let poisons = sanitize::KASAN && !self.layout.typesafe_by_rcu;
+        if poisons {
             // SAFETY: `object` lies on a slab page of this cache (checked), so the page
             // holds its slab, live while the object is allocated, or at least while
             // the caller holds what it believes is one.
@@ -72,7 +75,7 @@ impl CacheCore {
         if sanitize::KMEMLEAK {
             shim::kmemleak_free(object);
         }
-        if !sanitize::KASAN {
+        if !poisons {
             // SAFETY: The caller's guarantees pass on.
             return unsafe { self.free_raw(object) };
         }

@@ -80,7 +80,9 @@ pub(crate) enum Attr {
     Aliases,
     /// `hwcache_align`: objects aligned to the cache line.
     HwcacheAlign,
-    /// `reclaim_account`, `destroy_by_rcu`, `cache_dma`, `trace`: flags rslub's caches
+    /// `destroy_by_rcu`: `SLAB_TYPESAFE_BY_RCU` (empty slabs go after a grace period).
+    DestroyByRcu,
+    /// `reclaim_account`, `cache_dma`, `trace`: flags rslub's caches
     /// never have, shown as SLUB shows an unset flag.
     Unsupported,
     /// `sanity_checks`, `red_zone`, `poison`, `store_user`: the debug flag in effect.
@@ -122,7 +124,7 @@ const FIXED: [(&CStr, Attr); 32] = [
     (c"aliases", Attr::Aliases),
     (c"hwcache_align", Attr::HwcacheAlign),
     (c"reclaim_account", Attr::Unsupported),
-    (c"destroy_by_rcu", Attr::Unsupported),
+    (c"destroy_by_rcu", Attr::DestroyByRcu),
     (c"cache_dma", Attr::Unsupported),
     (c"trace", Attr::Unsupported),
     (c"sanity_checks", Attr::Debug(layout::SANITY)),
@@ -286,6 +288,7 @@ fn show(file: &AttrFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         },
         Attr::Aliases => writeln!(f, "0"),
         Attr::HwcacheAlign => writeln!(f, "{}", u32::from(l.hwcache_align)),
+        Attr::DestroyByRcu => writeln!(f, "{}", u32::from(l.typesafe_by_rcu)),
         Attr::Unsupported => writeln!(f, "0"),
         Attr::Debug(bit) => writeln!(f, "{}", u32::from(l.debug & bit != 0)),
         Attr::Shrink => Ok(()),

@@ -61,6 +61,7 @@ void *rslub_hook_unback(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
 const char *rslub_kc_refusal(struct kmem_cache *kc);
+bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset);
 struct kmem_cache *rslub_kc_known(const char *name);
 int rslub_kc_sysfs_id(const char *name, char *id, size_t len);
 const char *rslub_kc_id(struct kmem_cache *kc);
@@ -1102,11 +1103,22 @@ void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *alig
 	*name = kc->name;
 }
 
+/*
+ * Whether @kc is SLAB_TYPESAFE_BY_RCU; if it is, *@offset is where its free pointer lies
+ * inside the object (the freeptr_offset it was created with), or UINT_MAX if the kernel
+ * put it after the object (calculate_sizes(): s->offset >= s->inuse).
+ */
+bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset)
+{
+	if (!(kc->flags & SLAB_TYPESAFE_BY_RCU))
+		return false;
+	*offset = kc->offset < kc->object_size ? kc->offset : UINT_MAX;
+	return true;
+}
+
 /* Why rslub cannot serve @kc correctly, or NULL if it can. */
 const char *rslub_kc_refusal(struct kmem_cache *kc)
 {
-	if (kc->flags & SLAB_TYPESAFE_BY_RCU)
-		return "SLAB_TYPESAFE_BY_RCU: rslub gives empty slabs back without an RCU grace period";
 	if (kc->flags & SLAB_ACCOUNT)
 		return "SLAB_ACCOUNT: rslub does not charge objects to memory cgroups";
 	if (kc->flags & (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER |

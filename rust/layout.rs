@@ -31,8 +31,14 @@ pub(crate) const POISON: u32 = 1 << 3;
 pub(crate) const STORE_USER: u32 = 1 << 4;
 /// The debug flags.
 pub(crate) const DEBUG_FLAGS: u32 = SANITY | RED_ZONE | POISON | STORE_USER;
+/// Cache creation flag: a freed object may still be read under `rcu_read_lock()` by
+/// whoever found it before the free, and stays an object of the cache until a grace
+/// period has passed (`SLAB_TYPESAFE_BY_RCU`): empty slabs go back to the page
+/// allocator only after one, and the free pointer does not overwrite the object's
+/// contents unless the cache says where it may (`CacheArgs::freeptr_offset`).
+pub(crate) const TYPESAFE_BY_RCU: u32 = 1 << 5;
 /// All flags `create` accepts.
-pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN | DEBUG_FLAGS;
+pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN | DEBUG_FLAGS | TYPESAFE_BY_RCU;
 /// Bytes of one owner record ([`crate::debug::Track`]); a `U` cache keeps two per object.
 pub(crate) const TRACK_SIZE: u32 = 64;
 
@@ -142,7 +148,8 @@ pub(crate) fn calculate_order(size: NonZeroU32, rules: OrderRules) -> Result<u32
 /// `object_size <= inuse <= size`; with [`RED_ZONE`], `inuse > object_size`; with
 /// [`RED_ZONE`] or [`POISON`] the free pointer is at or after `inuse`; with
 /// [`STORE_USER`], `track_offset + 2 * TRACK_SIZE <= size` and the free pointer is
-/// before `track_offset`.
+/// before `track_offset`. With `typesafe_by_rcu`, [`POISON`] is not in `debug`, and the
+/// free pointer is at or after `inuse` unless the cache gave its offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
     /// Bytes the user asked for.
@@ -167,6 +174,8 @@ pub(crate) struct Layout {
     pub(crate) track_offset: u32,
     /// Whether objects were asked aligned to the cache line ([`HWCACHE_ALIGN`]).
     pub(crate) hwcache_align: bool,
+    /// Whether freed objects stay readable for a grace period ([`TYPESAFE_BY_RCU`]).
+    pub(crate) typesafe_by_rcu: bool,
 }
 
 /// The order of a slab of objects of `size` bytes, and how many it holds: `EINVAL` if no
@@ -190,34 +199,50 @@ impl Layout {
     /// `cache_line` is the hardware cache line size, used with [`HWCACHE_ALIGN`]. With a
     /// constructor, objects keep their constructed contents while free, so the free
     /// pointer goes after the object instead of inside it; so it does with [`POISON`],
-    /// which fills the whole free object, and with [`RED_ZONE`]. A red zone is at least
-    /// one word after the object, and [`STORE_USER`] adds two owner records at the end
-    /// of the stride.
+    /// which fills the whole free object, and with [`RED_ZONE`], and with
+    /// [`TYPESAFE_BY_RCU`] unless `freeptr_offset` says where in the object it may go
+    /// (pointer aligned, inside the object: `EINVAL` otherwise, and without
+    /// [`TYPESAFE_BY_RCU`], as `kmem_cache_create()`). Poisoning is dropped with a
+    /// constructor or [`TYPESAFE_BY_RCU`]: the user may read such objects while free. A
+    /// red zone is at least one word after the object, and [`STORE_USER`] adds two owner
+    /// records at the end of the stride.
     pub(crate) fn new(
         object_size: u32,
         align: u32,
         flags: u32,
         has_ctor: bool,
+        freeptr_offset: Option<u32>,
         cache_line: u32,
         rules: OrderRules,
     ) -> Result<Self> {
+        let typesafe_by_rcu = flags & TYPESAFE_BY_RCU != 0;
         if object_size == 0
             || !align_is_valid(align)
             || flags & !VALID_FLAGS != 0
             || u64::from(object_size) > u64::from(slab_bytes(MAX_PAGE_ORDER))
+            || freeptr_offset
+                .is_some_and(|o| !typesafe_by_rcu || o >= object_size || o % POINTER_SIZE != 0)
         {
             return Err(EINVAL);
         }
         let align = object_align(object_size, align, flags, cache_line);
-        let debug = flags & DEBUG_FLAGS & if has_ctor { !POISON } else { u32::MAX };
+        let keeps_contents = has_ctor || typesafe_by_rcu;
+        let debug = flags & DEBUG_FLAGS & if keeps_contents { !POISON } else { u32::MAX };
         let mut size = round_up(object_size, POINTER_SIZE);
         if debug & RED_ZONE != 0 && size == object_size {
             size += POINTER_SIZE;
         }
         let inuse = size;
-        let free_offset = if has_ctor || debug & (POISON | RED_ZONE) != 0 {
+        // As SLUB's `calculate_sizes()`: a red zone or a constructor put the free pointer
+        // after the object even where the cache gave an offset.
+        let outside = has_ctor
+            || debug & (POISON | RED_ZONE) != 0
+            || (typesafe_by_rcu && freeptr_offset.is_none());
+        let free_offset = if outside {
             let at = size;
             size += POINTER_SIZE;
+            at
+        } else if let Some(at) = freeptr_offset {
             at
         } else {
             // Mid-object, as SLUB does: an overrun from the previous object or an underrun
@@ -235,10 +260,13 @@ impl Layout {
         let (order, objects) = slab_of_stride(size, rules)?;
         // INVARIANT: `size` is rounded to `POINTER_SIZE` and then to `align`, a power of two
         // no smaller than `POINTER_SIZE`; the free pointer is either at the rounded object
-        // end (with room added) or at a pointer-aligned offset below `object_size / 2`; the
-        // object count was checked to be in `1..=MAX_OBJS_PER_SLAB` just above. The red zone
-        // gets a word when the object fills its words; with it or poisoning the free pointer
-        // goes after it; the owner records come last.
+        // end (with room added), at a pointer-aligned offset below `object_size / 2`, or at
+        // the pointer-aligned `freeptr_offset < object_size`, whose word ends within the
+        // object rounded to `POINTER_SIZE`; the object count was checked to be in
+        // `1..=MAX_OBJS_PER_SLAB` just above. The red zone gets a word when the object
+        // fills its words; with it or poisoning the free pointer goes after it, as without
+        // an offset under `TYPESAFE_BY_RCU`, which drops poisoning; the owner records come
+        // last.
         Ok(Self {
             object_size,
             align,
@@ -250,6 +278,7 @@ impl Layout {
             inuse,
             track_offset,
             hwcache_align: flags & HWCACHE_ALIGN != 0,
+            typesafe_by_rcu,
         })
     }
 
@@ -395,7 +424,7 @@ impl WhatIf {
         kernel: OrderRules,
     ) -> Result<Self> {
         // A plain cache: the cache line does not matter without `HWCACHE_ALIGN`.
-        let l = Layout::new(size, align, 0, false, 64, rslub)?;
+        let l = Layout::new(size, align, 0, false, None, 64, rslub)?;
         let stride = l.stride();
         let kernel = calculate_order(stride, kernel).ok();
         Ok(Self {

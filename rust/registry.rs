@@ -165,6 +165,11 @@ fn exit_registry() {
     reg.module_files = None;
     reg.root = None;
     drop(reg);
+    // Slabs that `TYPESAFE_BY_RCU` caches gave back after their destruction (a cache
+    // kept for its live objects, freed since) wait in callbacks of this module.
+    if crate::slab::awaiting_grace_period() != 0 {
+        shim::rcu_barrier();
+    }
     shim::exit();
 }
 
@@ -273,6 +278,12 @@ unsafe fn teardown(core: NonNull<CacheCore>) -> Result<(), LiveObjects> {
     let c = unsafe { core.as_ref() };
     // SAFETY: As above.
     let live = unsafe { c.shutdown() };
+    // The slabs a `TYPESAFE_BY_RCU` cache gave back wait for a grace period in callbacks
+    // of this module (`Slab::free_after_grace_period`): they run before the cache, and
+    // perhaps the module, goes (`kmem_cache_destroy()` waits too).
+    if c.layout().typesafe_by_rcu {
+        shim::rcu_barrier();
+    }
     if live.0 == 0 {
         // SAFETY: `core` came from `KBox::leak` in `Cache::create`; nothing refers to it.
         drop(unsafe { KBox::from_raw(core.as_ptr()) });

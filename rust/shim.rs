@@ -288,6 +288,14 @@ pub(crate) fn msleep(ms: u32) {
     unsafe { bindings::msleep(ms) };
 }
 
+/// Waits until every RCU callback queued so far has run (`rcu_barrier()`). May only be
+/// called where sleeping is allowed.
+pub(crate) fn rcu_barrier() {
+    // SAFETY: `rcu_barrier()` has no precondition beyond a context that may sleep
+    // (caller).
+    unsafe { bindings::rcu_barrier() };
+}
+
 /// Prints the current stack to the kernel log (`dump_stack()`), after a report.
 pub(crate) fn dump_stack() {
     // SAFETY: `dump_stack()` may be called from any context.

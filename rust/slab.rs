@@ -29,12 +29,21 @@ use core::{
 use kernel::{
     bindings,
     error::{code::ENOMEM, Result},
-    sync::atomic::Atomic,
+    sync::atomic::{Atomic, Relaxed},
 };
 
 /// The first word after the state unit of every [`Slab`]: how [`owner_of`] tells rslub's
 /// slab metadata from whatever else a page's `private` field may point at.
 const MAGIC: u64 = u64::from_be_bytes(*b"rslubSLB");
+
+/// Slabs given back by `TYPESAFE_BY_RCU` caches whose grace period has not ended yet
+/// ([`Slab::free_after_grace_period`]): their pages are still out of the page allocator.
+static AWAITING_GRACE_PERIOD: Atomic<usize> = Atomic::new(0);
+
+/// How many slabs wait for a grace period before their pages go back (all caches).
+pub(crate) fn awaiting_grace_period() -> usize {
+    AWAITING_GRACE_PERIOD.load(Relaxed)
+}
 
 /// Bit of `counters` set while the slab is a CPU's active slab.
 pub(crate) const FROZEN: u64 = 1 << 32;
@@ -87,11 +96,21 @@ pub(crate) fn counters(inuse: u32, frozen: bool) -> u64 {
 }
 
 /// Links of a slab on a list of its node, protected by the node lock.
+#[derive(Clone, Copy)]
 pub(crate) struct Links {
     pub(crate) prev: *mut Slab,
     pub(crate) next: *mut Slab,
     /// Which list ([`crate::node::ON_PARTIAL`], ...).
     pub(crate) on: u8,
+}
+
+/// A slab's list links, or, once the slab is discarded and waits for a grace period
+/// before its pages go back ([`Slab::free_after_grace_period`]), its RCU callback: a
+/// discarded slab is on no list (SLUB's `slab_list` and `rcu_head` share a union too).
+#[repr(C)]
+union LinksOrRcu {
+    links: Links,
+    rcu: bindings::callback_head,
 }
 
 /// A slab's metadata.
@@ -104,7 +123,8 @@ pub(crate) struct Links {
 ///   CPU that froze the slab, or in use by a caller; `inuse` counts the last two.
 /// - `freelist` and `counters` are 16-byte aligned and adjacent, and are only written by
 ///   [`Slab::update`] (or before the slab is published).
-/// - `links` is only accessed under the lock of node `node` of the owning cache.
+/// - `links` is only accessed under the lock of node `node` of the owning cache, and
+///   holds [`Links`] until [`Slab::free_after_grace_period`] makes it an RCU callback.
 #[repr(C, align(16))]
 pub(crate) struct Slab {
     freelist: Atomic<u64>,
@@ -117,7 +137,7 @@ pub(crate) struct Slab {
     pub(crate) node: u32,
     /// Objects in the slab.
     pub(crate) objects: u32,
-    pub(crate) links: UnsafeCell<Links>,
+    links: UnsafeCell<LinksOrRcu>,
     /// The next slab on the per-CPU partial list holding this one (null: the last, or on
     /// none); only the CPU whose list holds the slab touches it, with interrupts off.
     cpu_next: UnsafeCell<*mut Slab>,
@@ -248,10 +268,12 @@ impl Slab {
             cache,
             node,
             objects: g.objects,
-            links: UnsafeCell::new(Links {
-                prev: ptr::null_mut(),
-                next: ptr::null_mut(),
-                on: crate::node::ON_NO_LIST,
+            links: UnsafeCell::new(LinksOrRcu {
+                links: Links {
+                    prev: ptr::null_mut(),
+                    next: ptr::null_mut(),
+                    on: crate::node::ON_NO_LIST,
+                },
             }),
             cpu_next: UnsafeCell::new(ptr::null_mut()),
             pages,
@@ -305,6 +327,43 @@ impl Slab {
         }
         // SAFETY: The memory came from `kmalloc` in `publish`.
         unsafe { bindings::kfree(slab.as_ptr().cast()) };
+    }
+
+    /// [`Slab::free`] after an RCU grace period (SLUB's `rcu_free_slab()`), for a cache
+    /// whose freed objects lockless readers may still look at (`TYPESAFE_BY_RCU`): until
+    /// then the pages stay this slab's, mapped, and every object on them an object of the
+    /// cache. The callback touches neither the cache nor its node.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Slab::free`], and the slab must be on no list. The module must not go
+    /// before the callback has run (`rcu_barrier()`, which destroying such a cache does).
+    pub(crate) unsafe fn free_after_grace_period(slab: NonNull<Slab>) {
+        /// The callback.
+        ///
+        /// # Safety
+        ///
+        /// `head` must be the `rcu` of the `links` of a slab `free_after_grace_period`
+        /// was given, called once.
+        unsafe extern "C" fn free_now(head: *mut bindings::callback_head) {
+            // `rcu` is at offset 0 of the `#[repr(C)]` union, which is `links`.
+            let slab = head
+                .cast::<u8>()
+                .wrapping_sub(core::mem::offset_of!(Slab, links))
+                .cast::<Slab>();
+            // SAFETY: `slab` is the slab `free_after_grace_period` was given (its callback
+            // head is inside it), from `Slab::publish`, given up by its caller.
+            unsafe { Slab::free(NonNull::new_unchecked(slab)) };
+            AWAITING_GRACE_PERIOD.fetch_sub(1, Relaxed);
+        }
+        AWAITING_GRACE_PERIOD.fetch_add(1, Relaxed);
+        // SAFETY: The caller gives the slab up and it is on no list: nothing reads its
+        // links again, so they may become the callback head, which `call_rcu` owns until
+        // `free_now` runs.
+        unsafe {
+            let head = &raw mut (*(*slab.as_ptr()).links.get()).rcu;
+            bindings::call_rcu(head, Some(free_now));
+        }
     }
 
     /// Pages of the slab.
@@ -466,8 +525,9 @@ impl Slab {
     /// to these links.
     #[expect(clippy::mut_from_ref)]
     pub(crate) unsafe fn links(&self) -> &mut Links {
-        // SAFETY: The caller holds the node lock, which serialises all access to `links`.
-        unsafe { &mut *self.links.get() }
+        // SAFETY: The caller holds the node lock, which serialises all access to `links`;
+        // a slab whose metadata is still used holds `Links` there (type invariant).
+        unsafe { &mut (*self.links.get()).links }
     }
 
     /// Takes the whole shared free list for the CPU that owns (or is about to own) the

@@ -547,6 +547,37 @@ mod tests {
         assert_eq!(back::backings(), base);
     }
 
+    /// A `SLAB_TYPESAFE_BY_RCU` kernel cache is served by a cache of rslub's with the same
+    /// guarantee, its free pointer where the kernel cache has it: after the object, or at
+    /// the `freeptr_offset` the cache was created with (as `filp` and `vm_area_struct`).
+    #[test]
+    fn typesafe_by_rcu_caches_are_backed_with_their_free_pointer() {
+        let base = back::backings();
+        let rcu = 1usize << bindings::_slab_flag_bits__SLAB_TYPESAFE_BY_RCU;
+        let plain =
+            KernelCache::create(c"rslub_test_kc_rcu", SIZE, 0, rcu, None).expect("kmem_cache");
+        let offset =
+            KernelCache::create_freeptr(c"rslub_test_kc_rcu_offset", SIZE, 16).expect("kmem_cache");
+        for (kc, free_offset) in [(&plain, None), (&offset, Some(16))] {
+            back::back(handle(kc)).expect("back");
+            let p = kc.alloc(Gfp::KERNEL);
+            assert!(rslub_owns(p));
+            let owner = slab::owner_of(p as *const u8).cast::<crate::cache::CacheCore>();
+            // SAFETY: The owner of a live object of rslub's: its cache, live while it is.
+            let l = unsafe { *(*owner).layout() };
+            assert!(l.typesafe_by_rcu);
+            match free_offset {
+                Some(o) => assert_eq!(l.free_offset, o),
+                None => assert!(l.free_offset >= SIZE),
+            }
+            // SAFETY: allocated above, freed once.
+            unsafe { kc.free(p) };
+            assert_eq!(back::unback(handle(kc)), Ok(0));
+            assert_eq!(back::release_drained(), 0);
+        }
+        assert_eq!(back::backings(), base);
+    }
+
     static CTOR_CALLS: AtomicUsize = AtomicUsize::new(0);
 
     /// Marks an object.
@@ -594,15 +625,6 @@ mod tests {
     #[test]
     fn caches_rslub_cannot_serve_are_refused() {
         let base = back::backings();
-        let rcu = 1usize << bindings::_slab_flag_bits__SLAB_TYPESAFE_BY_RCU;
-        let kc = KernelCache::create(c"rslub_test_kc_rcu", SIZE, 0, rcu, None).expect("kmem_cache");
-        assert_eq!(back::back(handle(&kc)), Err(EINVAL));
-        assert_eq!(back::backings(), base);
-        let p = kc.alloc(Gfp::KERNEL);
-        assert!(on_slab_page(p));
-        // SAFETY: allocated above, freed once.
-        unsafe { kc.free(p) };
-
         // kmemleak's own caches are created with it: refused where rslub tells kmemleak
         // of each object.
         let noleak = 1usize << bindings::_slab_flag_bits__SLAB_NOLEAKTRACE;

@@ -22,6 +22,7 @@ pub(crate) fn args(name: &CStr, size: u32) -> CacheArgs<'_> {
         align: 0,
         flags: 0,
         ctor: None,
+        freeptr_offset: None,
     }
 }
 

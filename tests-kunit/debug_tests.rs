@@ -115,8 +115,8 @@ mod tests {
             max_order: 3,
             min_objects: 16,
         };
-        let plain = Layout::new(64, 0, 0, false, 64, rules).expect("valid");
-        let l = Layout::new(64, 0, FZPU, false, 64, rules).expect("valid");
+        let plain = Layout::new(64, 0, 0, false, None, 64, rules).expect("valid");
+        let l = Layout::new(64, 0, FZPU, false, None, 64, rules).expect("valid");
         // A word of red zone after a word-filling object, the free pointer after it, two
         // owner records after that.
         assert_eq!((l.object_size, l.inuse), (64, 72));
@@ -126,10 +126,10 @@ mod tests {
         assert_eq!(plain.size, 64);
         assert_eq!(plain.debug, 0);
         // An odd size: the red zone is the rest of its last word.
-        let l = Layout::new(13, 0, RED_ZONE, false, 64, rules).expect("valid");
+        let l = Layout::new(13, 0, RED_ZONE, false, None, 64, rules).expect("valid");
         assert_eq!((l.inuse, l.free_offset, l.size), (16, 16, 24));
         // A constructor keeps its objects' contents: no poisoning.
-        let l = Layout::new(64, 0, POISON, true, 64, rules).expect("valid");
+        let l = Layout::new(64, 0, POISON, true, None, 64, rules).expect("valid");
         assert_eq!(l.debug, 0);
     }
 

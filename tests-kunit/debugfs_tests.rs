@@ -56,6 +56,7 @@ mod tests {
             align: 0,
             flags: 0,
             ctor: None,
+            freeptr_offset: None,
         }
     }
 

@@ -9,7 +9,8 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_layout)]
 mod tests {
     use crate::layout::{
-        min_partial_for, Layout, OrderRules, HWCACHE_ALIGN, MAX_PAGE_ORDER, PAGE_SIZE,
+        min_partial_for, Layout, OrderRules, HWCACHE_ALIGN, MAX_PAGE_ORDER, PAGE_SIZE, POISON,
+        RED_ZONE, SANITY, TYPESAFE_BY_RCU,
     };
 
     const DEFAULT_RULES: OrderRules = OrderRules {
@@ -20,7 +21,7 @@ mod tests {
     };
 
     fn layout(size: u32, rules: OrderRules) -> Layout {
-        Layout::new(size, 0, 0, false, 64, rules).expect("valid layout")
+        Layout::new(size, 0, 0, false, None, 64, rules).expect("valid layout")
     }
 
     /// The rule of the issue, read literally: min_objects capped by what fits in
@@ -131,7 +132,7 @@ mod tests {
     fn stride_alignment_and_free_pointer() {
         for size in 1..=8192u32 {
             for align in [0u32, 8, 16, 64, 256] {
-                let l = Layout::new(size, align, 0, false, 64, DEFAULT_RULES).expect("valid");
+                let l = Layout::new(size, align, 0, false, None, 64, DEFAULT_RULES).expect("valid");
                 assert!(l.size >= size);
                 assert_eq!(l.size % 8, 0);
                 assert_eq!(l.size % align.max(8), 0);
@@ -145,26 +146,55 @@ mod tests {
 
     #[test]
     fn constructor_moves_free_pointer_out_of_the_object() {
-        let l = Layout::new(24, 0, 0, true, 64, DEFAULT_RULES).expect("valid");
+        let l = Layout::new(24, 0, 0, true, None, 64, DEFAULT_RULES).expect("valid");
         assert_eq!((l.free_offset, l.size), (24, 32));
-        let l = Layout::new(20, 0, 0, true, 64, DEFAULT_RULES).expect("valid");
+        let l = Layout::new(20, 0, 0, true, None, 64, DEFAULT_RULES).expect("valid");
         assert_eq!((l.free_offset, l.size), (24, 32));
+    }
+
+    #[test]
+    fn typesafe_by_rcu_keeps_the_free_pointer_out_of_the_object_unless_told_where() {
+        let new =
+            |size, flags, offset| Layout::new(size, 0, flags, false, offset, 64, DEFAULT_RULES);
+        // After the object, as with a constructor.
+        let l = new(24, TYPESAFE_BY_RCU, None).expect("valid");
+        assert_eq!((l.free_offset, l.size, l.typesafe_by_rcu), (24, 32, true));
+        // Where the cache says (`freeptr_offset`), costing no word.
+        let l = new(24, TYPESAFE_BY_RCU, Some(8)).expect("valid");
+        assert_eq!((l.free_offset, l.size), (8, 24));
+        let l = new(20, TYPESAFE_BY_RCU, Some(16)).expect("valid");
+        assert_eq!((l.free_offset, l.size), (16, 24));
+        // Poisoning would overwrite what readers look at: dropped, as with a constructor.
+        let l = new(64, TYPESAFE_BY_RCU | POISON | SANITY, None).expect("valid");
+        assert_eq!(l.debug, SANITY);
+        assert!(l.free_offset >= 64);
+        // A red zone puts the free pointer after the object even with an offset.
+        let l = new(64, TYPESAFE_BY_RCU | RED_ZONE, Some(8)).expect("valid");
+        assert!(l.free_offset >= l.inuse);
+        // An offset must be pointer aligned, inside the object, and only for such caches
+        // (as `kmem_cache_create()` refuses it).
+        assert!(new(24, TYPESAFE_BY_RCU, Some(4)).is_err());
+        assert!(new(24, TYPESAFE_BY_RCU, Some(24)).is_err());
+        assert!(new(24, 0, Some(8)).is_err());
+        // Without the flag nothing changes.
+        assert!(!new(24, 0, None).expect("valid").typesafe_by_rcu);
     }
 
     #[test]
     fn hardware_cacheline_alignment() {
         // The cache line, halved while the object fits twice: 20 bytes -> 32.
-        let l = Layout::new(20, 0, HWCACHE_ALIGN, false, 64, DEFAULT_RULES).expect("valid");
+        let l = Layout::new(20, 0, HWCACHE_ALIGN, false, None, 64, DEFAULT_RULES).expect("valid");
         assert_eq!((l.align, l.size), (32, 32));
-        let l = Layout::new(40, 0, HWCACHE_ALIGN, false, 64, DEFAULT_RULES).expect("valid");
+        let l = Layout::new(40, 0, HWCACHE_ALIGN, false, None, 64, DEFAULT_RULES).expect("valid");
         assert_eq!((l.align, l.size), (64, 64));
-        let l = Layout::new(8, 0, HWCACHE_ALIGN, false, 64, DEFAULT_RULES).expect("valid");
+        let l = Layout::new(8, 0, HWCACHE_ALIGN, false, None, 64, DEFAULT_RULES).expect("valid");
         assert_eq!((l.align, l.size), (8, 8));
     }
 
     #[test]
     fn invalid_arguments_are_refused() {
-        let bad = |size, align, flags| Layout::new(size, align, flags, false, 64, DEFAULT_RULES);
+        let bad =
+            |size, align, flags| Layout::new(size, align, flags, false, None, 64, DEFAULT_RULES);
         assert!(bad(0, 0, 0).is_err());
         assert!(bad(64, 3, 0).is_err());
         assert!(bad(64, 24, 0).is_err());

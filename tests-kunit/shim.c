@@ -50,6 +50,8 @@ void rslub_test_skip(const char *reason);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
 struct kmem_cache *rslub_test_kc_create_mergeable(const char *name, unsigned int size);
+struct kmem_cache *rslub_test_kc_create_freeptr(const char *name, unsigned int size,
+						unsigned int freeptr_offset);
 struct kmem_cache *rslub_test_kc_create_usercopy(const char *name, unsigned int size,
 						 unsigned int useroffset, unsigned int usersize);
 void rslub_test_check_object_size(const void *ptr, unsigned long n, bool to_user);
@@ -458,6 +460,21 @@ struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, uns
 {
 	return kmem_cache_create(name, size, align, (__force slab_flags_t)flags | SLAB_NO_MERGE,
 				 ctor);
+}
+
+/*
+ * A SLAB_TYPESAFE_BY_RCU cache whose free pointer may go at @freeptr_offset inside the
+ * object, as filp and vm_area_struct ask.
+ */
+struct kmem_cache *rslub_test_kc_create_freeptr(const char *name, unsigned int size,
+						unsigned int freeptr_offset)
+{
+	struct kmem_cache_args args = {
+		.freeptr_offset = freeptr_offset,
+		.use_freeptr_offset = true,
+	};
+
+	return kmem_cache_create(name, size, &args, SLAB_TYPESAFE_BY_RCU | SLAB_NO_MERGE);
 }
 
 /* A cache whose objects may be copied to or from user space only in that window. */

@@ -131,6 +131,7 @@ mod tests {
             align: 0,
             flags: HWCACHE_ALIGN,
             ctor: None,
+            freeptr_offset: None,
         })
         .expect("cache");
         let l = *c.layout();
@@ -162,6 +163,7 @@ mod tests {
             align: 0,
             flags: SANITY | RED_ZONE | POISON | STORE_USER,
             ctor: None,
+            freeptr_offset: None,
         })
         .expect("cache");
         assert_eq!(number(name, "hwcache_align"), 0);
@@ -191,6 +193,7 @@ mod tests {
             align: 0,
             flags: 0,
             ctor: Some(ctor),
+            freeptr_offset: None,
         })
         .expect("cache");
         let b = read(name, "ctor");
@@ -480,7 +483,7 @@ mod whatif {
     fn every_order_with_its_objects_and_the_chosen_ones() {
         let kernel = layout::kernel_rules(4);
         let w = WhatIf::new(700, 0, RULES, kernel).expect("what-if");
-        let l = Layout::new(700, 0, 0, false, 64, RULES).expect("layout");
+        let l = Layout::new(700, 0, 0, false, None, 64, RULES).expect("layout");
         assert_eq!(w.stride.get(), l.size);
         assert_eq!(w.rslub, l.order);
         assert_eq!(w.kernel, Some(l.order));

@@ -278,6 +278,7 @@ mod tests {
                 align: 0,
                 flags: 0,
                 ctor: None,
+                freeptr_offset: None,
             })
             .expect("cache");
             caches.push(c, GFP_KERNEL).expect("memory");

@@ -42,6 +42,11 @@ mod ffi {
             size: *mut u32,
             min_partial: *mut u32,
         );
+        pub(super) fn rslub_test_kc_create_freeptr(
+            name: *const kernel::ffi::c_char,
+            size: u32,
+            freeptr_offset: u32,
+        ) -> *mut kernel::bindings::kmem_cache;
         pub(super) fn rslub_test_kc_create(
             name: *const kernel::ffi::c_char,
             size: u32,
@@ -569,6 +574,15 @@ impl KernelCache {
     ) -> Result<Self> {
         // SAFETY: A valid name; the constructor, if any, initialises one object.
         let kc = unsafe { ffi::rslub_test_kc_create(name.as_char_ptr(), size, align, flags, ctor) };
+        NonNull::new(kc).map(Self).ok_or(ENOMEM)
+    }
+
+    /// A `SLAB_TYPESAFE_BY_RCU` cache (`SLAB_NO_MERGE`) whose free pointer may go at
+    /// `freeptr_offset` inside the object (`kmem_cache_args.freeptr_offset`).
+    pub(crate) fn create_freeptr(name: &CStr, size: u32, freeptr_offset: u32) -> Result<Self> {
+        // SAFETY: A valid name.
+        let kc =
+            unsafe { ffi::rslub_test_kc_create_freeptr(name.as_char_ptr(), size, freeptr_offset) };
         NonNull::new(kc).map(Self).ok_or(ENOMEM)
     }
 
