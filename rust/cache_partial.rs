@@ -321,8 +321,9 @@ impl CacheCore {
         self.node(nid).slab_removed(objects, pages);
         self.stat(Stat::SlabFreed);
         // SAFETY: The slab came from `Slab::publish` in `new_slab` (non-null), and the
-        // caller gives it up, on no list; a `TYPESAFE_BY_RCU` cache's destruction waits
-        // for the callback (`teardown()`).
+        // caller gives it up, empty and on no list, once. The callback of a
+        // `TYPESAFE_BY_RCU` cache's slab is module code: destroying the cache and
+        // unloading the module wait for it (`registry`'s `teardown()` and `exit()`).
         unsafe {
             let slab = NonNull::new_unchecked(slab);
             if self.layout.typesafe_by_rcu {

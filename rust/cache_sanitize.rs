@@ -50,9 +50,11 @@ impl CacheCore {
             return self.foreign_free(object);
         }
         // A `TYPESAFE_BY_RCU` cache's freed objects stay readable (as `kasan_slab_free()`
-        // leaves them): never poisoned, so the shadow tells nothing of a double free.
+        // leaves them): never poisoned, so the shadow tells nothing of a double free
+        // (SLUB's `CONFIG_SLUB_RCU_DEBUG`, which poisons them after a grace period, has
+        // no counterpart in rslub).
         let poisons = sanitize::KASAN && !self.layout.typesafe_by_rcu;
-        if poisons {
+        if sanitize::KASAN {
             // SAFETY: `object` lies on a slab page of this cache (checked), so the page
             // holds its slab, live while the object is allocated, or at least while
             // the caller holds what it believes is one.
@@ -60,6 +62,8 @@ impl CacheCore {
             if self.object_index(s, object).is_none() {
                 return self.not_an_object(s, object);
             }
+        }
+        if poisons {
             // SAFETY: An object's address in a slab: direct map.
             if unsafe { shim::kasan_poisoned(object) } {
                 return self.report(

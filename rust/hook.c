@@ -1106,13 +1106,14 @@ void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *alig
 /*
  * Whether @kc is SLAB_TYPESAFE_BY_RCU; if it is, *@offset is where its free pointer lies
  * inside the object (the freeptr_offset it was created with), or UINT_MAX if the kernel
- * put it after the object (calculate_sizes(): s->offset >= s->inuse).
+ * put it after the object (freeptr_outside_object(): s->offset >= s->inuse). KASAN's
+ * kasan_cache_create() never moves s->offset, and debug caches are refused.
  */
 bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset)
 {
 	if (!(kc->flags & SLAB_TYPESAFE_BY_RCU))
 		return false;
-	*offset = kc->offset < kc->object_size ? kc->offset : UINT_MAX;
+	*offset = kc->offset < kc->inuse ? kc->offset : UINT_MAX;
 	return true;
 }
 

@@ -202,7 +202,8 @@ impl Layout {
     /// which fills the whole free object, and with [`RED_ZONE`], and with
     /// [`TYPESAFE_BY_RCU`] unless `freeptr_offset` says where in the object it may go
     /// (pointer aligned, inside the object: `EINVAL` otherwise, and without
-    /// [`TYPESAFE_BY_RCU`], as `kmem_cache_create()`). Poisoning is dropped with a
+    /// [`TYPESAFE_BY_RCU`], as 6.12's `kmem_cache_create()`; 7.3 also takes one for a
+    /// constructor, which rslub keeps after the object). Poisoning is dropped with a
     /// constructor or [`TYPESAFE_BY_RCU`]: the user may read such objects while free. A
     /// red zone is at least one word after the object, and [`STORE_USER`] adds two owner
     /// records at the end of the stride.
@@ -233,10 +234,13 @@ impl Layout {
             size += POINTER_SIZE;
         }
         let inuse = size;
-        // As SLUB's `calculate_sizes()`: a red zone or a constructor put the free pointer
-        // after the object even where the cache gave an offset.
+        // As 6.12 SLUB's `calculate_sizes()`: a constructor or poisoning asked for (even
+        // where it is dropped) put the free pointer after the object, even where the cache
+        // gave an offset; so does a red zone here, as for every red-zoned cache of
+        // rslub's (SLUB does so only for objects under a word).
         let outside = has_ctor
-            || debug & (POISON | RED_ZONE) != 0
+            || flags & POISON != 0
+            || debug & RED_ZONE != 0
             || (typesafe_by_rcu && freeptr_offset.is_none());
         let free_offset = if outside {
             let at = size;

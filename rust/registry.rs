@@ -166,10 +166,9 @@ fn exit_registry() {
     reg.root = None;
     drop(reg);
     // Slabs that `TYPESAFE_BY_RCU` caches gave back after their destruction (a cache
-    // kept for its live objects, freed since) wait in callbacks of this module.
-    if crate::slab::awaiting_grace_period() != 0 {
-        shim::rcu_barrier();
-    }
+    // kept for its live objects, freed since) wait in callbacks of this module; a
+    // callback may still be running after it counted itself done.
+    shim::rcu_barrier();
     shim::exit();
 }
 

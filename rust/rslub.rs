@@ -62,9 +62,11 @@
 //! back to the node lists first); only when a slab on a node list becomes empty, or a
 //! full one partial with the CPU lists off (`cpu_partial` 0), is the node lock taken. An
 //! empty slab goes back to the page allocator only if its node already keeps
-//! `min_partial` other partial slabs. Shrinking and destroying flush each CPU's active
-//! slab and partial list from a worker on that CPU, on a `WQ_MEM_RECLAIM` workqueue of
-//! the module's own ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink. A
+//! `min_partial` other partial slabs; for a `TYPESAFE_BY_RCU` cache its pages go
+//! only after an RCU grace period ([`slab::Slab::free_after_grace_period`]).
+//! Shrinking and destroying flush each CPU's active slab and partial list from a worker
+//! on that CPU, on a `WQ_MEM_RECLAIM` workqueue of the module's own
+//! ([`shim::run_on_each_cpu`]), so that memory reclaim may shrink. A
 //! CPU that goes offline gives its active slab and partial list of every cache back the
 //! same way, from a surviving CPU once it is dead (`rslub_cpu_dead()` in [`registry`],
 //! as SLUB's `slub_cpu_dead()`).
@@ -100,7 +102,8 @@
 //! 4. a slab's (freelist, counters) unit: not a lock, a `lock cmpxchg16b`, taken under
 //!    or without 3.
 //!
-//! Pages may go back to the page allocator under 3. Flushing the CPUs (shrink, destroy)
+//! Pages may go back to the page allocator under 3 (or an RCU callback be queued for
+//! them). Flushing the CPUs (shrink, destroy)
 //! takes `cpus_read_lock()` and then the shim's flush mutex, holding none of 1 to 3, and
 //! waits for the workers, which take 2 and 3.
 //!

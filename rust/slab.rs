@@ -41,6 +41,7 @@ const MAGIC: u64 = u64::from_be_bytes(*b"rslubSLB");
 static AWAITING_GRACE_PERIOD: Atomic<usize> = Atomic::new(0);
 
 /// How many slabs wait for a grace period before their pages go back (all caches).
+#[cfg_attr(not(rslub_kunit), expect(dead_code))]
 pub(crate) fn awaiting_grace_period() -> usize {
     AWAITING_GRACE_PERIOD.load(Relaxed)
 }
@@ -336,8 +337,12 @@ impl Slab {
     ///
     /// # Safety
     ///
-    /// As for [`Slab::free`], and the slab must be on no list. The module must not go
-    /// before the callback has run (`rcu_barrier()`, which destroying such a cache does).
+    /// `slab` must come from [`Slab::publish`], be empty and on no list, and be given up
+    /// by its cache, once: rslub never touches the metadata again. Readers that found an
+    /// object on it before may still read, even write, it until the callback (the
+    /// cache's users' contract, which holds only for as long as they are inside
+    /// `rcu_read_lock()`). The module must not go before the callback has run
+    /// (`rcu_barrier()`: destroying such a cache and unloading the module wait).
     pub(crate) unsafe fn free_after_grace_period(slab: NonNull<Slab>) {
         /// The callback.
         ///
@@ -357,9 +362,10 @@ impl Slab {
             AWAITING_GRACE_PERIOD.fetch_sub(1, Relaxed);
         }
         AWAITING_GRACE_PERIOD.fetch_add(1, Relaxed);
-        // SAFETY: The caller gives the slab up and it is on no list: nothing reads its
-        // links again, so they may become the callback head, which `call_rcu` owns until
-        // `free_now` runs.
+        // SAFETY: The caller gives the slab up, once, and it is on no list: nothing reads
+        // its links again, so they may become the callback head, which `call_rcu` owns
+        // until `free_now` runs, after every reader that may have seen the slab's objects
+        // has left its read-side section; the module outlives the callback (caller).
         unsafe {
             let head = &raw mut (*(*slab.as_ptr()).links.get()).rcu;
             bindings::call_rcu(head, Some(free_now));
@@ -522,7 +528,8 @@ impl Slab {
     /// # Safety
     ///
     /// The caller must hold the lock of the slab's node, and not hold another reference
-    /// to these links.
+    /// to these links; the slab must not have been given to
+    /// [`Slab::free_after_grace_period`].
     #[expect(clippy::mut_from_ref)]
     pub(crate) unsafe fn links(&self) -> &mut Links {
         // SAFETY: The caller holds the node lock, which serialises all access to `links`;

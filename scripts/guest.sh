@@ -33,22 +33,31 @@ new_log() { dmesg | tail -n +"$((log_mark + 1))"; }
 # modprobe finds the modules in RUNDIR/modtree, where the host installed them with
 # `make modules_install INSTALL_MOD_PATH=RUNDIR/modtree` (scripts/vm.sh).
 
-# unback_and_drain FILE NAMES: unbacks each cache of the comma-separated NAMES through
-# the back file FILE, then asks it to destroy drained caches until none is left (10 s at
-# most), sending a loopback datagram from each CPU between attempts: TCP defers the free
+# unback_and_drain FILE NAMES [ROUNDS]: unbacks each cache of the comma-separated NAMES
+# through the back file FILE, then asks it to destroy drained caches until none is left
+# (ROUNDS of 0.1 s, 100 by default), sending a loopback datagram from each CPU between attempts: TCP defers the free
 # of a received skb to the CPU that allocated it, until that CPU's next packet. Prints
 # the rounds it took, or what is left.
 unback_and_drain() {
 	local f=$1 c n
 	for c in ${2//,/ }; do echo "-$c" > "$f" || return 1; done
-	for n in $(seq 100); do
+	for n in $(seq "${3:-100}"); do
 		echo drain > "$f"
 		[ -z "$(cat "$f")" ] && { echo "$n drain round(s)"; return 0; }
 		kick
 		sleep 0.1
 	done
-	echo "still draining after 100 rounds: $(cat "$f")"
+	echo "still draining after ${3:-100} rounds: $(cat "$f")"
 	return 1
+}
+
+# have_memcg: whether the kernel has memory cgroups (the cgroup2 hierarchy, mounted here
+# if it is not yet, offers the memory controller; /proc/cgroups lists only the
+# controllers of cgroup v1).
+have_memcg() {
+	grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
+		{ mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
+			grep -qw memory /sys/fs/cgroup/cgroup.controllers; }
 }
 
 # kick: one UDP datagram over loopback from each CPU in turn (traffic.py --kick, without
@@ -212,11 +221,11 @@ modprobe_cmdline() {
 	rmmod rslub
 }
 
-# back_real_cache: back=names_cache at load, while a shell loop looks paths up (every
+# back_real_cache CACHE: back=CACHE at load, while a shell loop looks paths up (every
 # lookup allocates a names_cache object); rslub serves them, rmmod is refused while the
 # cache is backed, and unbacking plus draining let the module go.
 back_real_cache() {
-	local cache=names_cache d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n out
+	local cache=$1 d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n out
 	rm -f "$stop"
 	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
 	local user=$!
@@ -273,17 +282,51 @@ unknown_cache_is_a_bad_parameter() {
 	grep -q "Invalid parameters" <<<"$out" || { echo "insmod did not say Invalid parameters"; return 1; }
 }
 check reject_unknown_cache_to_back unknown_cache_is_a_bad_parameter
-# vm_area_struct is SLAB_TYPESAFE_BY_RCU; every process the loop starts allocates some.
-refuse_typesafe_by_rcu() {
+# back_typesafe_cache: vm_area_struct (SLAB_TYPESAFE_BY_RCU, its free pointer at
+# vm_freeptr) backed through debugfs once rslub is loaded (the load's uevent has been
+# handled by then), while a loop starts processes: each maps vm_area_structs, which its
+# page faults find under RCU (lock_vma_under_rcu()) and its exit frees. A VMA lives as
+# long as its process, so the loop's processes are all gone before unbacking; the
+# drain then waits for VMAs that something else mapped meanwhile, and says which cache
+# is still draining if it gives up.
+back_typesafe_cache() {
+	local cache=vm_area_struct d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n out
+	insmod "$moddir/rslub.ko" || { echo "insmod failed"; return 1; }
+	rm -f "$stop"
+	# Running already: backing by name waits for the cache's next allocation.
+	(while [ ! -e "$stop" ]; do ls / > /dev/null; cat /proc/self/maps > /dev/null; done) &
+	local user=$!
+	mark_log
+	if ! echo "$cache" > "$d"; then
+		touch "$stop"; wait "$user"
+		echo "cannot back $cache:"; new_log; rmmod rslub
+		return 1
+	fi
+	sleep 2
+	touch "$stop"; wait "$user"
+	line=$(grep "^$cache backed" "$d") || { echo "not backed: $(cat "$d")"; return 1; }
+	n=$(echo "$line" | awk '{print $4}')
+	out=$(unback_and_drain "$d" "$cache" 300) || { echo "$out"; return 1; }
+	rmmod rslub || { echo "rmmod failed after unbacking"; return 1; }
+	[ "$n" -gt 0 ] || { echo "rslub served no allocation of $cache: $line"; return 1; }
+	echo "$cache: $n allocations served by rslub"
+}
+
+# A kmalloc size class is found at once and refused (Documentation/backing.rst).
+check reject_cache_rslub_cannot_serve load_fails "cannot back kmalloc-64: a kmalloc cache" \
+	back=kmalloc-64
+# vm_area_struct is SLAB_TYPESAFE_BY_RCU and SLAB_ACCOUNT: with memory cgroups compiled in
+# (/proc/cgroups lists the controllers) refused as SLAB_ACCOUNT; every process the loop
+# starts allocates some.
+refuse_accounted() {
 	local stop=$rundir/stop-user r=0
 	rm -f "$stop"
 	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
 	local user=$!
-	load_fails "cannot back vm_area_struct: SLAB_TYPESAFE_BY_RCU" back=vm_area_struct || r=1
+	load_fails "cannot back vm_area_struct: SLAB_ACCOUNT" back=vm_area_struct || r=1
 	touch "$stop"; wait "$user"
 	return "$r"
 }
-check reject_cache_rslub_cannot_serve refuse_typesafe_by_rcu
 # failed_load_leaves_no_hook: back= with a cache rslub serves and then one it refuses (the
 # same name twice; a name nothing allocates) fails the load while TCP traffic allocates
 # from the first: nothing may have been backed, no hook may stay behind pointing into the
@@ -366,7 +409,12 @@ whatif_matches_the_host_command() {
 	return "$r"
 }
 check whatif_matches_the_host_command whatif_matches_the_host_command
-check back_names_cache_then_unback_and_unload back_real_cache
+check back_names_cache_then_unback_and_unload back_real_cache names_cache
+if have_memcg; then
+	check refuse_vm_area_struct_under_memcg refuse_accounted
+else
+	check back_vm_area_struct_then_unback_and_unload back_typesafe_cache
+fi
 
 write_suite rslub_load
 fi
@@ -378,9 +426,7 @@ fi
 d=/sys/kernel/debug/rslub_kunit/back stop=$rundir/stop-traffic
 # A memory cgroup for rslub_back's memcg case (CONFIG_MEMCG kernels): /rslub_test of the
 # cgroup2 hierarchy, with the memory controller of its own.
-if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
-	{ mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
-		grep -qw memory /sys/fs/cgroup/cgroup.controllers; }; then
+if have_memcg; then
 	echo +memory > /sys/fs/cgroup/cgroup.subtree_control
 	mkdir -p /sys/fs/cgroup/rslub_test
 fi

@@ -164,10 +164,13 @@ mod tests {
         assert_eq!((l.free_offset, l.size), (8, 24));
         let l = new(20, TYPESAFE_BY_RCU, Some(16)).expect("valid");
         assert_eq!((l.free_offset, l.size), (16, 24));
-        // Poisoning would overwrite what readers look at: dropped, as with a constructor.
+        // Poisoning would overwrite what readers look at: dropped, as with a constructor,
+        // and the free pointer goes after the object even with an offset, as in SLUB.
         let l = new(64, TYPESAFE_BY_RCU | POISON | SANITY, None).expect("valid");
         assert_eq!(l.debug, SANITY);
         assert!(l.free_offset >= 64);
+        let l = new(64, TYPESAFE_BY_RCU | POISON, Some(8)).expect("valid");
+        assert_eq!((l.debug, l.free_offset), (0, 64));
         // A red zone puts the free pointer after the object even with an offset.
         let l = new(64, TYPESAFE_BY_RCU | RED_ZONE, Some(8)).expect("valid");
         assert!(l.free_offset >= l.inuse);
