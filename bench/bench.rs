@@ -646,7 +646,7 @@ pub(crate) fn side_by_side() -> Result {
     Ok(())
 }
 
-/// What the backing hooks (`rust/hook.c`) add to the allocations of a cache that is not
+/// What the backing hooks (`rust/back/hook.c`) add to the allocations of a cache that is not
 /// backed: a kernel cache's alloc+free pair, and a bulk of 16, with the hooks off, then
 /// with them registered (another kernel cache backed by rslub), then off again.
 pub(crate) fn hook_cost() -> Result {

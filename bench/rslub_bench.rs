@@ -14,10 +14,10 @@ use kernel::prelude::*;
 mod api;
 #[path = "../rust/arch.rs"]
 mod arch;
-#[path = "../rust/back.rs"]
+#[path = "../rust/back/mod.rs"]
 #[expect(dead_code, reason = "the benchmarks back caches by handle only")]
 mod back;
-#[path = "../rust/cache.rs"]
+#[path = "../rust/cache/mod.rs"]
 mod cache;
 #[path = "../rust/debug.rs"]
 mod debug;

@@ -7,7 +7,7 @@
 //! ([`layout::RED_ZONE`]), `P` ([`layout::POISON`]) or `U` ([`layout::STORE_USER`]),
 //! or named by the `debug=` module parameter, is a *debug cache*. It never has a CPU
 //! active slab: every allocation and free takes its node's lock and runs the checks
-//! there (`rust/cache_debug.rs`), as SLUB's debug caches leave its fast paths.
+//! there (`rust/cache/debug_paths.rs`), as SLUB's debug caches leave its fast paths.
 //!
 //! A debug object, in its stride ([`Layout`]):
 //!

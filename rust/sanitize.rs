@@ -7,7 +7,7 @@
 //! takes back (`slab_post_alloc_hook()`, `slab_free_hook()` in `mm/slub.c`); an object of
 //! rslub's would be invisible to both without the same. On a kernel with either of them
 //! (a debug kernel: nothing here is compiled in otherwise, see [`ON`]) every allocation
-//! and every free of every cache passes through `cache_sanitize.rs`:
+//! and every free of every cache passes through `cache/sanitize_paths.rs`:
 //!
 //! - KASAN (generic mode only): a new slab is poisoned whole as red zone
 //!   (`KASAN_SLAB_REDZONE`), an object handed out is unpoisoned over its `object_size`

@@ -557,7 +557,7 @@ impl Slab {
 
 /// The cache (a `CacheCore`) owning `addr`, if `addr` is inside a slab of rslub; null for
 /// any other address: the way back from an object that reached `kfree()` or
-/// `kmem_cache_free()` of a backed cache (see `rust/hook.c`). The page's `private` field
+/// `kmem_cache_free()` of a backed cache (see `rust/back/hook.c`). The page's `private` field
 /// is only trusted when it points at direct-map memory holding [`MAGIC`] and a [`Slab`]
 /// whose pages hold that page.
 pub(crate) fn owner_of(addr: *const u8) -> *const u8 {

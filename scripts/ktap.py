@@ -26,7 +26,7 @@ REPORTS = re.compile(
     r"suspicious RCU usage|RCU stall|soft lockup|hard LOCKUP|refcount_t:|list_(add|del) corruption)"
 )
 
-# rslub's own reports (rust/cache_debug.rs `report`, `freelist_corrupted`, destruction with
+# rslub's own reports (rust/cache/debug_paths.rs `report`, `freelist_corrupted`, destruction with
 # objects left, flags fixed up, hardened usercopy of its objects): they fail a run too, but for those a test provokes on
 # purpose, between the marks of `expect_reports()` (tests-kunit/test_shim.rs).
 RSLUB_REPORTS = re.compile(

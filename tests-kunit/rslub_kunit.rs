@@ -13,9 +13,9 @@ use kernel::prelude::*;
 mod api;
 #[path = "../rust/arch.rs"]
 mod arch;
-#[path = "../rust/back.rs"]
+#[path = "../rust/back/mod.rs"]
 mod back;
-#[path = "../rust/cache.rs"]
+#[path = "../rust/cache/mod.rs"]
 mod cache;
 #[path = "../rust/debug.rs"]
 mod debug;

@@ -4,7 +4,7 @@
  * suites use (declared in tests-kunit/test_shim.rs).
  */
 #include "../rust/shim.c"
-#include "../rust/hook.c"
+#include "../rust/back/hook.c"
 #include "../rust/param.c"
 
 #include <kunit/test.h>

@@ -491,7 +491,7 @@ pub(crate) fn expect_reports() {
     }
 }
 
-/// Makes `f` run in `rust/hook.c`'s replacement of `kmem_cache_destroy()` right before it
+/// Makes `f` run in `rust/back/hook.c`'s replacement of `kmem_cache_destroy()` right before it
 /// calls the kernel's (`None`: nothing runs). One test at a time sets it, and clears it
 /// before it ends.
 pub(crate) fn set_before_destroy(

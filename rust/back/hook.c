@@ -4,7 +4,7 @@
  * rslub for the caches it backs, with ftrace and FTRACE_OPS_FL_IPMODIFY, as livepatch
  * does (Documentation/backing.rst). This file holds only what needs the kernel's C
  * macros: the ftrace handler, the replacement functions it jumps to, the table of backed
- * caches, and the fields of struct kmem_cache (mm/slab.h). rust/back.rs drives it.
+ * caches, and the fields of struct kmem_cache (mm/slab.h). rust/back/mod.rs drives it.
  *
  * The handler runs on every call of a hooked function in the whole kernel, so it decides
  * with a few loads:
@@ -41,7 +41,7 @@
 
 #define RSLUB_MAX_BACKED 16
 
-/* Exported by rust/api.rs and rust/back.rs. */
+/* Exported by rust/api.rs and rust/back/mod.rs. */
 void *rslub_cache_alloc(void *s, gfp_t gfp);
 void *rslub_cache_alloc_node(void *s, gfp_t gfp, int node);
 int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
@@ -1181,7 +1181,7 @@ struct kmem_cache *rslub_hook_seen(int slot)
 /*
  * Marks every open watch that saw @kc: it is being destroyed, and its struct is freed
  * right after. Called by rslub_r_destroy() (through rslub_back_destroying()) under
- * rust/back.rs's lock, which a back of the cache found holds from the check of
+ * rust/back/mod.rs's lock, which a back of the cache found holds from the check of
  * rslub_hook_seen_gone() until it is published (and then the destroy unbacks it).
  */
 void rslub_hook_seen_destroyed(struct kmem_cache *kc)

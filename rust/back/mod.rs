@@ -4,7 +4,7 @@
 //! `kmem_cache`, and the frees of its objects, on an unpatched kernel
 //! (Documentation/backing.rst).
 //!
-//! `rust/hook.c` redirects the kmem_cache entry points with ftrace: allocations from a
+//! `rust/back/hook.c` redirects the kmem_cache entry points with ftrace: allocations from a
 //! backed cache go to its rslub cache; a free of an object on a page that is neither a
 //! slab nor a large kmalloc, and that rslub owns ([`crate::slab::owner_of`]), goes to the
 //! rslub cache that owns it. Objects keep going back where they came from, whatever the
@@ -115,7 +115,7 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
 
 /// Frees the object that holds `inside`, an address inside a live rslub object that its
 /// owner gave up (the `kvfree_rcu_head` of a `kfree_rcu()`, once the grace period has
-/// passed: `rust/hook.c`). The object's start comes from the slab's own geometry, exact
+/// passed: `rust/back/hook.c`). The object's start comes from the slab's own geometry, exact
 /// for any address inside the object.
 ///
 /// # Safety

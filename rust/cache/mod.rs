@@ -4,25 +4,18 @@
 //! allocation and free paths over them. The design, the lock order and the fast/slow
 //! split are described once, in the crate documentation (`rust/rslub.rs`).
 //!
-//! This file holds the cache's state and its creation; the paths are in
-//! `cache_alloc.rs` (allocation), `cache_free.rs` (free), `cache_partial.rs` (partial
-//! slabs across CPUs and nodes), `cache_teardown.rs` (flush, shrink, destroy),
-//! `cache_debug.rs` (debug caches) and `cache_stats.rs` (counters and what the cache
-//! holds).
+//! This file holds the cache's state and its creation; the paths are in this folder:
+//! `alloc.rs` (allocation), `free.rs` (free), `partial.rs` (partial slabs across CPUs
+//! and nodes), `teardown.rs` (flush, shrink, destroy), `debug_paths.rs` (debug caches),
+//! `sanitize_paths.rs` (KASAN and kmemleak on every allocation and free) and
+//! `stats.rs` (counters and what the cache holds).
 
-#[path = "cache_alloc.rs"]
 mod alloc;
-#[path = "cache_debug.rs"]
 mod debug_paths;
-#[path = "cache_free.rs"]
 mod free;
-#[path = "cache_partial.rs"]
 mod partial;
-#[path = "cache_sanitize.rs"]
 mod sanitize_paths;
-#[path = "cache_stats.rs"]
 mod stats;
-#[path = "cache_teardown.rs"]
 mod teardown;
 
 use crate::{
