@@ -251,6 +251,10 @@ back_real_cache() {
 }
 
 if wanted rslub_load; then
+# On a kmemleak kernel, reports from before the checks are not shown again (see
+# nothing_left_to_kmemleak, the last check).
+kmemleak=/sys/kernel/debug/kmemleak
+[ -e $kmemleak ] && echo clear > $kmemleak
 check load_with_defaults load_ok "loaded: max_order=3 min_order=0 min_objects="
 check load_with_params load_ok "loaded: max_order=4 min_order=1 min_objects=16 min_partial=7" \
 	max_order=4 min_order=1 min_objects=16 min_partial=7
@@ -418,6 +422,21 @@ if have_memcg; then
 else
 	check back_vm_area_struct_then_unback_and_unload back_typesafe_cache
 fi
+# nothing_left_to_kmemleak: after every load and unload above (failed ones included)
+# kmemleak finds no unreferenced object that a load, an unload or a write to rslub's
+# files allocated (commands insmod, modprobe, rmmod, bash). An object is reported once
+# it is 5 s old and unchanged across two scans.
+nothing_left_to_kmemleak() {
+	local out
+	sleep 6
+	echo scan > $kmemleak && echo scan > $kmemleak || { echo "cannot scan"; return 1; }
+	out=$(awk '/^unreferenced object/ { if (keep) print block; block = $0; keep = 0; next }
+		{ block = block "\n" $0 }
+		/^  comm "(insmod|modprobe|rmmod|bash)"/ { keep = 1 }
+		END { if (keep) print block }' $kmemleak)
+	[ -z "$out" ] || { echo "kmemleak reports objects of the checks:"; echo -e "$out"; return 1; }
+}
+[ -e $kmemleak ] && check nothing_left_to_kmemleak nothing_left_to_kmemleak
 
 write_suite rslub_load
 fi
