@@ -162,6 +162,9 @@ fn exit_registry() {
         let name = unsafe { e.core.as_ref() }.name();
         pr_warn!("cache {name} was never destroyed; leaving it in place\n");
     }
+    // A static is never dropped: the list's buffer goes now, or every load that made a
+    // cache would leak it.
+    drop(core::mem::replace(&mut reg.caches, KVec::new()));
     reg.module_files = None;
     reg.root = None;
     drop(reg);

@@ -875,9 +875,13 @@ pub(crate) fn back_all(names: &CStr) -> Result {
 /// When the module goes away: nothing can be backed or draining by then (the hooks hold
 /// the module while anything is); says so if that was broken.
 pub(crate) fn exit() {
-    let st = BACK.lock();
+    let mut st = BACK.lock();
     if !st.list.is_empty() {
         pr_err!("unloading while caches are backed or draining: their objects are leaked\n");
+    } else {
+        // A static is never dropped: the list's buffer goes now, or every load that
+        // backed a cache would leak it.
+        drop(core::mem::replace(&mut st.list, KVec::new()));
     }
     drop(st);
     // SAFETY: No precondition; may sleep, as module exit may. The barrier first: its
