@@ -17,6 +17,7 @@ use kernel::prelude::*;
 mod tests {
     use crate::{
         back::{self, KmemCache},
+        cache::CacheCore,
         common::{have_two_cpus, pin, unpin},
         gfp::Gfp,
         inject::{self, Point},
@@ -33,7 +34,7 @@ mod tests {
         AtomicBool, AtomicI32, AtomicUsize,
         Ordering::{Relaxed, SeqCst},
     };
-    use kernel::{bindings, error::code::*, prelude::*};
+    use kernel::{bindings, error::code::*, prelude::*, str::CString};
 
     const SIZE: u32 = 200;
 
@@ -107,6 +108,57 @@ mod tests {
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
         assert_eq!(module_refcount(), refs);
+    }
+
+    /// Whole-kernel mode backs hundreds of caches: the table takes 200 (it took 16), each
+    /// is served by its own rslub cache, and unbacking every other one (each unbacking
+    /// rebuilds the handler's index) leaves the others found and served, the unbacked
+    /// ones the kernel's at once.
+    #[test]
+    fn hundreds_of_caches_are_backed_and_each_served_by_its_own() {
+        const N: usize = 200;
+        let base = back::backings();
+        let mut caches = KVec::with_capacity(N, GFP_KERNEL).expect("vec");
+        for i in 0..N {
+            // The kernel keeps the name's address: the string lives as long as the cache.
+            let name = CString::try_from_fmt(fmt!("rslub_test_kc_many_{i}")).expect("name");
+            let kc = KernelCache::create(&name, SIZE, 0, 0, None).expect("kmem_cache");
+            caches.push((name, kc), GFP_KERNEL).expect("vec");
+        }
+        for (_, kc) in caches.iter() {
+            back::back(handle(kc)).expect("back");
+        }
+        assert_eq!(back::backings(), base + N);
+        // Each object comes from the rslub cache of its own kernel cache.
+        let served = |name: &CStr, kc: &KernelCache, by_rslub: bool| {
+            let p = kc.alloc(Gfp::KERNEL);
+            assert!(p != 0);
+            let owner = slab::owner_of(p as *const u8).cast::<CacheCore>();
+            assert_eq!(!owner.is_null(), by_rslub);
+            if by_rslub {
+                // SAFETY: the cache of a live object, which lives as long as it.
+                assert_eq!(unsafe { &*owner }.name(), name);
+            }
+            // SAFETY: allocated just above, freed once.
+            unsafe { kc.free(p) };
+        };
+        for (name, kc) in caches.iter() {
+            served(name, kc, true);
+        }
+        for (_, kc) in caches.iter().step_by(2) {
+            assert_eq!(back::unback(handle(kc)), Ok(0));
+        }
+        for (i, (name, kc)) in caches.iter().enumerate() {
+            served(name, kc, i % 2 == 1);
+        }
+        for (_, kc) in caches.iter().skip(1).step_by(2) {
+            assert_eq!(back::unback(handle(kc)), Ok(0));
+        }
+        // Nothing was live: each rslub cache went at its unbacking.
+        assert_eq!(back::backings(), base);
+        for (name, kc) in caches.iter() {
+            served(name, kc, false);
+        }
     }
 
     /// With memory cgroups, an allocation charged to one (`__GFP_ACCOUNT`) from a backed

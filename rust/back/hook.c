@@ -26,6 +26,7 @@
  */
 #include <linux/delay.h>
 #include <linux/ftrace.h>
+#include <linux/hash.h>
 #include <linux/irq_work.h>
 #include <linux/llist.h>
 #include <linux/mempool.h>
@@ -39,7 +40,12 @@
 
 #include "slab.h" /* mm/slab.h of the kernel tree: struct kmem_cache */
 
-#define RSLUB_MAX_BACKED 16
+/* Kernel caches backed at once: whole-kernel mode backs hundreds. */
+#define RSLUB_MAX_BACKED 512
+/* The index has twice as many entries, so that its probes stay short. */
+#define RSLUB_INDEX_BITS 10
+#define RSLUB_INDEX_SIZE (1 << RSLUB_INDEX_BITS)
+static_assert(RSLUB_INDEX_SIZE >= 2 * RSLUB_MAX_BACKED);
 
 /* Exported by rust/api.rs and rust/back/mod.rs. */
 void *rslub_cache_alloc(void *s, gfp_t gfp);
@@ -80,7 +86,8 @@ void rslub_hook_unwatch(int slot);
 
 /*
  * The backed caches: kc is published last (release), read first (acquire); users counts
- * the replacements using rc. Slots change under rslub_backed_lock only.
+ * the replacements using rc. A slot is free when kc and rc are NULL. Slots change under
+ * rslub_backed_lock only.
  */
 static struct rslub_backing {
 	struct kmem_cache *kc;
@@ -88,8 +95,20 @@ static struct rslub_backing {
 	atomic_t users;
 } rslub_backed[RSLUB_MAX_BACKED];
 static DEFINE_MUTEX(rslub_backed_lock);
-/* One past the highest slot ever used: lookups scan no further. */
-static int rslub_backed_end;
+
+/*
+ * The index the handler looks caches up in: an open-addressing hash table of the slots in
+ * use, keyed by hash_ptr() of kc and probed linearly up to its first empty entry, which
+ * it always has (it is at most half full). A lookup costs a multiplication and, for a
+ * cache that is not backed, usually one load of an empty entry, however many are backed.
+ * Backing adds an entry to the current index in place (release: a reader sees the slot
+ * filled); unbacking clears the slot's kc, rebuilds the index without it in the spare
+ * one and publishes that, so that no probe chain ever has a hole. After a grace period
+ * no reader uses the old index, which is the spare for the next unbacking. Written under
+ * rslub_backed_lock; read with preemption off or under rcu_read_lock().
+ */
+static struct rslub_backing *rslub_index_buf[2][RSLUB_INDEX_SIZE];
+static struct rslub_backing **rslub_index = rslub_index_buf[0];
 
 /*
  * Names waiting to be seen: a cache can only be found by name when it allocates (the
@@ -98,7 +117,7 @@ static int rslub_backed_end;
  * cache's, see rslub_kc_sysfs_id()). Written under rslub_backed_lock, read in the handler (preemption
  * off: rslub_hook_unwatch() waits for it with synchronize_rcu()).
  */
-#define RSLUB_MAX_WATCHED RSLUB_MAX_BACKED
+#define RSLUB_MAX_WATCHED 16
 static const char *rslub_watched[RSLUB_MAX_WATCHED];
 static struct kmem_cache *rslub_seen[RSLUB_MAX_WATCHED];
 /* The cache seen was destroyed since (rslub_hook_seen_destroyed()). */
@@ -148,15 +167,20 @@ static __always_inline bool rslub_watch_saw(struct kmem_cache *kc)
 /* The slot backing @kc, or NULL. */
 static __always_inline struct rslub_backing *rslub_lookup(struct kmem_cache *kc)
 {
-	int i;
+	/* Dependency-ordered against the release that published it, as rcu_dereference(). */
+	struct rslub_backing **index = READ_ONCE(rslub_index);
+	struct rslub_backing *b;
+	unsigned int i;
 
 	if (!kc)
 		return NULL;
-	for (i = 0; i < READ_ONCE(rslub_backed_end); i++) {
-		if (smp_load_acquire(&rslub_backed[i].kc) == kc)
-			return &rslub_backed[i];
+	for (i = hash_ptr(kc, RSLUB_INDEX_BITS);; i = (i + 1) % RSLUB_INDEX_SIZE) {
+		b = READ_ONCE(index[i]);
+		if (likely(!b))
+			return NULL;
+		if (smp_load_acquire(&b->kc) == kc)
+			return b;
 	}
-	return NULL;
 }
 
 /* The slot backing @kc, held (rslub_put()) so that its rslub cache stays; or NULL. */
@@ -1017,6 +1041,21 @@ void rslub_hook_quiesce(void)
 		synchronize_rcu_tasks();
 }
 
+static bool rslub_slot_free(const struct rslub_backing *b)
+{
+	return !b->kc && !b->rc;
+}
+
+/* Adds slot @b, whose kc is set, to @index at the end of its probe chain. */
+static void rslub_index_add(struct rslub_backing **index, struct rslub_backing *b)
+{
+	unsigned int i = hash_ptr(b->kc, RSLUB_INDEX_BITS);
+
+	while (index[i])
+		i = (i + 1) % RSLUB_INDEX_SIZE;
+	smp_store_release(&index[i], b);
+}
+
 /*
  * Backs each @kc[i] with rslub cache @rc[i], all @n of them or none: 0, -EEXIST (one is
  * backed already, or named twice) or -ENOSPC (not enough free slots).
@@ -1033,26 +1072,23 @@ int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n)
 				goto out;
 			}
 		}
-		for (i = 0; i < RSLUB_MAX_BACKED; i++) {
-			if (rslub_backed[i].kc == kc[j]) {
-				ret = -EEXIST;
-				goto out;
-			}
+		if (rslub_lookup(kc[j])) {
+			ret = -EEXIST;
+			goto out;
 		}
 	}
 	for (i = 0; i < RSLUB_MAX_BACKED; i++)
-		free += !rslub_backed[i].kc;
+		free += rslub_slot_free(&rslub_backed[i]);
 	if (free < n) {
 		ret = -ENOSPC;
 		goto out;
 	}
 	for (i = 0, j = 0; j < n; i++) {
-		if (rslub_backed[i].kc)
+		if (!rslub_slot_free(&rslub_backed[i]))
 			continue;
 		WRITE_ONCE(rslub_backed[i].rc, rc[j]);
 		smp_store_release(&rslub_backed[i].kc, kc[j]);
-		if (i >= rslub_backed_end)
-			WRITE_ONCE(rslub_backed_end, i + 1);
+		rslub_index_add(rslub_index, &rslub_backed[i]);
 		j++;
 	}
 out:
@@ -1072,15 +1108,22 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 	int i;
 
 	mutex_lock(&rslub_backed_lock);
-	for (i = 0; i < RSLUB_MAX_BACKED; i++) {
-		if (rslub_backed[i].kc == kc) {
-			b = &rslub_backed[i];
-			WRITE_ONCE(b->kc, NULL);
-			break;
-		}
-	}
+	b = rslub_lookup(kc);
 	if (b) {
-		/* Handlers run with preemption off, lookups under rcu_read_lock(). */
+		struct rslub_backing **spare = rslub_index == rslub_index_buf[0] ?
+			rslub_index_buf[1] : rslub_index_buf[0];
+
+		WRITE_ONCE(b->kc, NULL);
+		memset(spare, 0, sizeof(rslub_index_buf[0]));
+		for (i = 0; i < RSLUB_MAX_BACKED; i++) {
+			if (rslub_backed[i].kc)
+				rslub_index_add(spare, &rslub_backed[i]);
+		}
+		smp_store_release(&rslub_index, spare);
+		/*
+		 * Handlers run with preemption off, lookups under rcu_read_lock(): after this
+		 * none reads the old index or finds this slot.
+		 */
 		synchronize_rcu();
 		/* A replacement that got the slot before still allocates from rc. */
 		while (atomic_read(&b->users))
