@@ -164,7 +164,7 @@ fn exit_registry() {
     }
     // A static is never dropped: the list's buffer goes now, or every load that made a
     // cache would leak it.
-    drop(core::mem::replace(&mut reg.caches, KVec::new()));
+    reg.caches = KVec::new();
     reg.module_files = None;
     reg.root = None;
     drop(reg);

@@ -120,7 +120,7 @@ mod tests {
         let base = back::backings();
         let mut caches = KVec::with_capacity(N, GFP_KERNEL).expect("vec");
         for i in 0..N {
-            // The kernel keeps the name's address: the string lives as long as the cache.
+            // Names made at run time (kmem_cache_create() copies them).
             let name = CString::try_from_fmt(fmt!("rslub_test_kc_many_{i}")).expect("name");
             let kc = KernelCache::create(&name, SIZE, 0, 0, None).expect("kmem_cache");
             caches.push((name, kc), GFP_KERNEL).expect("vec");
