@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rslub's string module parameters, which the Rust module! macro cannot declare:
- * back=<name>[,<name>...] names kernel caches to back at load (Documentation/backing.rst);
+ * back=<name>[,<name>...] names kernel caches to back at load, back=all every cache rslub
+ * can serve as it allocates (Documentation/backing.rst);
  * debug=<flags>[,<cache>...] turns on debug checks (Documentation/reliability.rst).
  * Also rslub.back= and rslub.debug= on the kernel command line, which modprobe passes on.
  */
@@ -12,7 +13,7 @@ const char *rslub_debug_param(void);
 
 static char rslub_back_names[256];
 module_param_string(back, rslub_back_names, sizeof(rslub_back_names), 0444);
-MODULE_PARM_DESC(back, "Kernel caches to back at load, comma-separated (e.g. skbuff_head_cache)");
+MODULE_PARM_DESC(back, "Kernel caches to back at load, comma-separated (e.g. skbuff_head_cache), or all: every cache rslub can serve, as it allocates (rmmod refused then)");
 
 const char *rslub_back_param(void)
 {

@@ -561,5 +561,63 @@ else
 	unback_drain_unload > /dev/null || echo "guest: unbacking and unloading failed" >> "$rundir/guest.log"
 fi
 lsmod | grep -q '^rslub_kunit' && rmmod rslub_kunit 2>> "$rundir/guest.log"
+
+# --- suite rslub_whole_kernel, last (rslub stays loaded until the guest powers off):
+# rslub.ko with back=all, then processes, files, unix sockets and loopback TCP (hackbench
+# and the traffic script); every cache rslub can serve that allocated meanwhile is backed
+# and served, none of them has an error, and rmmod is refused.
+wd=/sys/kernel/debug/rslub/back
+whole_load() {
+	mark_log
+	insmod "$moddir/rslub.ko" back=all || { echo "insmod back=all failed"; new_log; return 1; }
+	new_log | grep -q "back=all: every cache rslub can serve is backed" ||
+		{ echo "no back=all message:"; new_log; return 1; }
+}
+whole_rmmod_refused() {
+	if rmmod rslub 2>/dev/null; then echo "rmmod succeeded in whole-kernel mode"; return 1; fi
+}
+whole_workload() {
+	local stop=$rundir/stop-whole
+	rm -f "$stop"
+	python3 "$(dirname "$0")/traffic.py" "$stop" tcp unix > "$rundir/traffic-whole.out" 2>&1 &
+	local t=$!
+	(while [ ! -e "$stop" ]; do ls / > /dev/null; cat /proc/self/maps > /dev/null; done) &
+	local u=$!
+	hackbench -g 4 -l 200 > /dev/null || { touch "$stop"; wait; echo "hackbench failed"; return 1; }
+	touch "$stop"; wait "$t" "$u"
+	echo "$(grep -c ' backed alloc ' $wd) caches backed, $(grep -c ' refused: ' $wd) refused"
+}
+# whole_served: at least 20 caches backed and served (the test kernel's; its slab
+# merging folds many names into a few caches), every refusal with its reason.
+whole_served() {
+	local backed served
+	backed=$(grep -c ' backed alloc ' $wd)
+	served=$(awk '$2 == "backed" && $4 > 0' $wd | wc -l)
+	echo "$backed backed, $served of them served objects; busiest:"
+	awk '$2 == "backed" {print $4, $1}' $wd | sort -rn | head -5 | sed 's/^/  /'
+	echo "refused:"
+	grep ' refused: ' $wd | sed 's/^/  /'
+	[ "$served" -ge 20 ] || { echo "fewer than 20 caches served"; return 1; }
+}
+whole_sound() {
+	local c v e r=0 n=0
+	for c in $(awk '$2 == "backed" {print $1}' $wd); do
+		e=$(cut -d' ' -f1 "/sys/kernel/debug/rslub/$c/debug_errors") || { r=1; continue; }
+		[ "$e" = 0 ] || { echo "$c: debug_errors $e"; r=1; }
+		v=$(cat "/sys/kernel/debug/rslub/$c/validate") || { r=1; continue; }
+		[[ "$v" =~ errors\ 0$ ]] || { echo "$c: validate: $v"; r=1; }
+		n=$((n + 1))
+	done
+	echo "$n caches validated"
+	return "$r"
+}
+if wanted rslub_whole_kernel; then
+	check back_all_loads whole_load
+	check rmmod_is_refused whole_rmmod_refused
+	check workload_runs_on_rslub whole_workload
+	check caches_are_served whole_served
+	check backed_caches_are_sound whole_sound
+	write_suite rslub_whole_kernel
+fi
 dmesg > "$rundir/dmesg"
 echo 0 > "$rundir/done"

@@ -202,7 +202,7 @@ esac
 # test: the suites that must report: every #[kunit_tests(..)] in tests-kunit/, and the
 # load checks done by scripts/guest.sh.
 mapfile -t suites < <(sed -n 's/^#\[kunit_tests(\([a-z0-9_]*\))\]/\1/p' "$RSLUB_TOP"/tests-kunit/*.rs | sort -u)
-suites+=(rslub_load rslub_traffic)
+suites+=(rslub_load rslub_traffic rslub_whole_kernel)
 # SUITE=GLOB: only the matching suites (KUnit filters its own by kunit.filter_glob; the
 # guest skips the load and traffic checks that do not match).
 SUITE=${SUITE:-}

@@ -10,6 +10,8 @@
  * with a few loads:
  *  - allocations (kmem_cache_alloc{,_node,_lru}, _bulk): is the cache in the table (and,
  *    with CONFIG_MEMCG, the allocation not charged: __GFP_ACCOUNT goes to the kernel)?
+ *    In whole-kernel mode (back=all), a cache that is not is sighted, once, for the
+ *    worker that backs it (see "Whole-kernel mode" below);
  *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk, hence kfree_bulk; and
  *    kvfree_call_rcu, kfree_call_rcu_nolock: kfree_rcu() and its kin), ksize and
  *    krealloc: is an object on a page that is neither a slab nor a large kmalloc, and
@@ -57,6 +59,7 @@ void rslub_free_owned(void *obj);
 void rslub_free_owned_at(void *inside);
 size_t rslub_object_size(const void *obj);
 void rslub_back_destroying(struct kmem_cache *kc, bool last);
+void rslub_back_destroyed(struct kmem_cache *kc);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
@@ -83,6 +86,12 @@ struct kmem_cache *rslub_hook_seen(int slot);
 void rslub_hook_seen_destroyed(struct kmem_cache *kc);
 bool rslub_hook_seen_gone(int slot);
 void rslub_hook_unwatch(int slot);
+void rslub_back_sighted(void);
+int rslub_hook_all(bool on, const char *prefix);
+struct kmem_cache *rslub_sight_take(void);
+bool rslub_sight_forget(struct kmem_cache *kc);
+void rslub_sight_flush(void);
+bool rslub_sight_dropped(void);
 
 /*
  * The backed caches: kc is published last (release), read first (acquire); users counts
@@ -123,6 +132,225 @@ static struct kmem_cache *rslub_seen[RSLUB_MAX_WATCHED];
 /* The cache seen was destroyed since (rslub_hook_seen_destroyed()). */
 static bool rslub_seen_gone[RSLUB_MAX_WATCHED];
 static int rslub_nwatched;
+
+/*
+ * Whole-kernel mode (back=all): the allocation handler *sights* every cache that is not
+ * backed, once, and a worker backs it or records why not (rust/back/mod.rs). The
+ * kernel's list of caches is not exported; this finds each as it allocates, from the
+ * handler's first sight, in any context: an entry claimed with a cmpxchg in an
+ * open-addressing hash table keyed like the index, the cache's struct held (its kobject:
+ * the worker reads it whenever it runs), and an irq_work that queues the worker.
+ *
+ * An entry is 0 (empty), a cache's address tagged RSLUB_SIGHT_MAKING while its sighting
+ * is being made, tagged RSLUB_SIGHT_NEW once the worker may take it, untagged once taken,
+ * or RSLUB_SIGHT_GONE for a cache destroyed since (no struct's address: entries are never
+ * emptied, so no probe chain has a hole). Each NEW or taken entry holds its cache's
+ * struct until rslub_sight_forget(), which the last destroy of a sighted cache calls
+ * (while the mode is on the destroy handler diverts every destroy) under the backing
+ * lock that the worker holds while it looks at a cache. The hold is no safety net for a
+ * cache being freed (that free is not RCU-deferred): it is taken by an allocation from
+ * the cache, which its owner keeps live meanwhile. A full table sights no more caches
+ * (rslub_sight_dropped()). Without sysfs (SLAB_SUPPORTS_SYSFS) a cache's struct cannot
+ * be held, and the mode is refused.
+ */
+#define RSLUB_SIGHT_BITS 11
+#define RSLUB_SIGHT_SIZE (1 << RSLUB_SIGHT_BITS)
+#define RSLUB_SIGHT_NEW 1UL
+#define RSLUB_SIGHT_MAKING 2UL
+#define RSLUB_SIGHT_TAGS (RSLUB_SIGHT_NEW | RSLUB_SIGHT_MAKING)
+/* No address, as no cache is at 0: the entry of a cache destroyed since. */
+#define RSLUB_SIGHT_GONE (0UL | RSLUB_SIGHT_MAKING)
+static unsigned long rslub_sighted[RSLUB_SIGHT_SIZE];
+/* Whether the handler sights caches; only those whose name starts with rslub_all_prefix. */
+static bool rslub_all;
+static const char *rslub_all_prefix;
+/* The table was full: caches that allocated since were not sighted. */
+static bool rslub_sight_full;
+
+static void rslub_sight_kick(struct irq_work *w);
+static struct irq_work rslub_sight_irq_work = IRQ_WORK_INIT(rslub_sight_kick);
+static void rslub_sight_work_fn(struct work_struct *w);
+static DECLARE_WORK(rslub_sight_work, rslub_sight_work_fn);
+
+/* The struct's hold of a sighting: any context, as refcount_inc_not_zero() is. */
+static __always_inline bool rslub_sight_hold(struct kmem_cache *kc)
+{
+#ifdef SLAB_SUPPORTS_SYSFS
+	return refcount_inc_not_zero(&kc->kobj.kref.refcount);
+#else
+	return false;
+#endif
+}
+
+/* The entry of @kc in the table of sightings, or NULL. */
+static __always_inline unsigned long *rslub_sight_find(struct kmem_cache *kc)
+{
+	unsigned int i = hash_ptr(kc, RSLUB_SIGHT_BITS), n;
+
+	for (n = 0; n < RSLUB_SIGHT_SIZE; n++, i = (i + 1) % RSLUB_SIGHT_SIZE) {
+		unsigned long e = READ_ONCE(rslub_sighted[i]);
+
+		if (!e)
+			return NULL;
+		if ((e & ~RSLUB_SIGHT_TAGS) == (unsigned long)kc)
+			return &rslub_sighted[i];
+	}
+	return NULL;
+}
+
+/*
+ * Sights @kc, allocating and not backed: out of line, as it runs once per cache. The one
+ * part of the handler that calls traceable functions (irq_work_queue(), the name
+ * compare), none of them hooked.
+ */
+static noinline void notrace rslub_sight(struct kmem_cache *kc)
+{
+	unsigned int i = hash_ptr(kc, RSLUB_SIGHT_BITS), n;
+	const char *prefix = READ_ONCE(rslub_all_prefix);
+
+	if (prefix && strncmp(kc->name, prefix, strlen(prefix)))
+		return;
+	for (n = 0; n < RSLUB_SIGHT_SIZE; n++, i = (i + 1) % RSLUB_SIGHT_SIZE) {
+		unsigned long e = READ_ONCE(rslub_sighted[i]);
+
+		if (!e)
+			e = cmpxchg(&rslub_sighted[i], 0, (unsigned long)kc | RSLUB_SIGHT_MAKING);
+		if (!e)
+			break;
+		if ((e & ~RSLUB_SIGHT_TAGS) == (unsigned long)kc)
+			return;
+	}
+	if (n == RSLUB_SIGHT_SIZE) {
+		/* Probing a full table on every allocation would cost too much: stop. */
+		WRITE_ONCE(rslub_sight_full, true);
+		return;
+	}
+	/* A cache allocating is live; only another alias's destroy can be under way. */
+	if (!rslub_sight_hold(kc)) {
+		WRITE_ONCE(rslub_sighted[i], RSLUB_SIGHT_GONE);
+		return;
+	}
+	smp_store_release(&rslub_sighted[i], (unsigned long)kc | RSLUB_SIGHT_NEW);
+	irq_work_queue(&rslub_sight_irq_work);
+}
+
+static void rslub_sight_kick(struct irq_work *w)
+{
+	queue_work(system_dfl_wq, &rslub_sight_work);
+}
+
+static void rslub_sight_work_fn(struct work_struct *w)
+{
+	rslub_back_sighted();
+}
+
+/* Whether @kc's sighting is made, holding its struct. */
+static bool rslub_sight_held(struct kmem_cache *kc)
+{
+	unsigned long *e = rslub_sight_find(kc);
+
+	/* Acquire: pairs with the release that made the sighting, after its hold. */
+	return e && !(smp_load_acquire(e) & RSLUB_SIGHT_MAKING);
+}
+
+/* Whether the handler sights @kc now: whole-kernel mode, and not sighted yet. */
+static __always_inline void rslub_sight_check(struct kmem_cache *kc)
+{
+	/* Acquire: the prefix is set before the mode is (on weakly ordered CPUs too). */
+	if (unlikely(smp_load_acquire(&rslub_all)) && kc && !READ_ONCE(rslub_sight_full) &&
+	    !rslub_sight_find(kc))
+		rslub_sight(kc);
+}
+
+/*
+ * Starts (@on) or stops sighting caches; @prefix, if not NULL, limits it to the caches
+ * whose name starts with it (the suites' own, which must stay valid until it stops).
+ * Stopping waits for the handlers and the worker; what was sighted stays until
+ * rslub_sight_forget() or rslub_sight_flush().
+ */
+int rslub_hook_all(bool on, const char *prefix)
+{
+	if (on) {
+		if (!IS_ENABLED(SLAB_SUPPORTS_SYSFS))
+			return -EOPNOTSUPP;
+		WRITE_ONCE(rslub_all_prefix, prefix);
+		smp_store_release(&rslub_all, true);
+		return 0;
+	}
+	WRITE_ONCE(rslub_all, false);
+	synchronize_rcu();
+	irq_work_sync(&rslub_sight_irq_work);
+	flush_work(&rslub_sight_work);
+	WRITE_ONCE(rslub_all_prefix, NULL);
+	return 0;
+}
+
+/*
+ * A cache sighted and not taken yet, now taken (the worker looks at it, holding the
+ * backing lock), or NULL. Its struct stays held until rslub_sight_forget().
+ */
+struct kmem_cache *rslub_sight_take(void)
+{
+	int i;
+
+	for (i = 0; i < RSLUB_SIGHT_SIZE; i++) {
+		unsigned long e = smp_load_acquire(&rslub_sighted[i]);
+
+		if ((e & RSLUB_SIGHT_NEW) &&
+		    cmpxchg(&rslub_sighted[i], e, e & ~RSLUB_SIGHT_NEW) == e)
+			return (struct kmem_cache *)(e & ~RSLUB_SIGHT_NEW);
+	}
+	return NULL;
+}
+
+/*
+ * Forgets @kc's sighting, being destroyed (called under the backing lock), and drops its
+ * hold (which may free the struct: the caller does not use @kc after). Returns whether it
+ * was sighted.
+ */
+bool rslub_sight_forget(struct kmem_cache *kc)
+{
+	unsigned long *e = rslub_sight_find(kc);
+
+	/*
+	 * Only a sighting made (its hold taken) is forgotten: one still being made is of an
+	 * allocation from a cache being destroyed, a bug of its owner's.
+	 */
+	if (!e || (READ_ONCE(*e) & RSLUB_SIGHT_MAKING))
+		return false;
+	WRITE_ONCE(*e, RSLUB_SIGHT_GONE);
+	rslub_kc_release(kc);
+	return true;
+}
+
+static DEFINE_MUTEX(rslub_destroy_lock);
+
+/*
+ * Forgets every sighting, once sighting has stopped and its worker is done: under the
+ * lock of destroys, so that no destroy of a sighted cache is between its check of the
+ * sighting and its use of the struct.
+ */
+void rslub_sight_flush(void)
+{
+	int i;
+
+	mutex_lock(&rslub_destroy_lock);
+	for (i = 0; i < RSLUB_SIGHT_SIZE; i++) {
+		unsigned long e = READ_ONCE(rslub_sighted[i]);
+
+		WRITE_ONCE(rslub_sighted[i], 0);
+		if (e && !(e & RSLUB_SIGHT_MAKING))
+			rslub_kc_release((struct kmem_cache *)(e & ~RSLUB_SIGHT_TAGS));
+	}
+	WRITE_ONCE(rslub_sight_full, false);
+	mutex_unlock(&rslub_destroy_lock);
+}
+
+/* Whether the table of sightings filled up: caches that allocated since were missed. */
+bool rslub_sight_dropped(void)
+{
+	return READ_ONCE(rslub_sight_full);
+}
 
 /* rslub_kc_id(), inline: the handler calls no traceable function. */
 static __always_inline const char *__rslub_kc_id(struct kmem_cache *kc)
@@ -373,8 +601,10 @@ static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size,
 void (*rslub_test_before_destroy)(struct kmem_cache *s);
 #endif
 
-/* Destroys of backed caches, one at a time: the reference count each reads is exact. */
-static DEFINE_MUTEX(rslub_destroy_lock);
+/*
+ * Destroys of backed caches, one at a time: the reference count each reads is exact
+ * (rslub_destroy_lock, defined above).
+ */
 /*
  * The task of rslub_r_destroy() calling the kernel's kmem_cache_destroy() of a cache it
  * left backed (another alias holds it), and that cache: that call goes through, where any
@@ -411,6 +641,14 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
 	kmem_cache_destroy(s);
 	WRITE_ONCE(rslub_destroy_task, NULL);
 	WRITE_ONCE(rslub_destroy_kc, NULL);
+	/*
+	 * A sighted cache's struct is held by its sighting (the table is rslub's memory: the
+	 * check reads no struct), so it is still there: once every creator has destroyed it,
+	 * the backing the worker may have made meanwhile (after the unbacking above, before
+	 * the kernel's count dropped) and the sighting go, and with it the hold.
+	 */
+	if (rslub_sight_held(s) && !READ_ONCE(s->refcount))
+		rslub_back_destroyed(s);
 	mutex_unlock(&rslub_destroy_lock);
 	rslub_release();
 }
@@ -810,6 +1048,7 @@ static __always_inline bool rslub_alloc_backed(struct kmem_cache *kc, gfp_t gfp)
 		return !rslub_charged(gfp) && !rslub_passing();
 	if (unlikely(READ_ONCE(rslub_nwatched)))
 		rslub_watch_check(kc);
+	rslub_sight_check(kc);
 	return false;
 }
 
@@ -885,11 +1124,13 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 #endif
 	if (RSLUB_AT(ip, kmem_cache_destroy))
 		/*
-		 * Only a backed cache, or one found by name and about to be (never the
-		 * kernel's others), goes through rslub, but not rslub_r_destroy()'s own
-		 * call of the kernel's function.
+		 * Only a backed cache, one found by name and about to be, or one sighted
+		 * (in whole-kernel mode, every cache: an alias not sighted yet may be),
+		 * goes through rslub, but not rslub_r_destroy()'s own call of the
+		 * kernel's function.
 		 */
-		return RSLUB_TO((rslub_lookup(ARGP(0)) || rslub_watch_saw(ARGP(0))) &&
+		return RSLUB_TO((rslub_lookup(ARGP(0)) || rslub_watch_saw(ARGP(0)) ||
+				 (ARGP(0) && (READ_ONCE(rslub_all) || rslub_sight_find(ARGP(0))))) &&
 				!(READ_ONCE(rslub_destroy_task) == current &&
 				  READ_ONCE(rslub_destroy_kc) == ARGP(0)),
 				rslub_r_destroy);
@@ -1168,6 +1409,9 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 	if (kc->flags & (SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER |
 			 SLAB_CONSISTENCY_CHECKS | SLAB_TRACE))
 		return "a slub_debug flag: rslub has no red zones, poisoning or tracking";
+	/* Freed inside mm/slub.c and slab_common.c, where an inlined free would miss. */
+	if (!strcmp(kc->name, "kmem_cache") || !strcmp(kc->name, "kmem_cache_node"))
+		return "SLUB's own metadata: mm/slub.c frees these objects itself";
 	if (kc->flags & SLAB_KMALLOC)
 		return "a kmalloc cache: its allocations pick the size class inside mm/slub.c, and its long-lived objects would keep rslub loaded for good (Documentation/backing.rst)";
 	if (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32))

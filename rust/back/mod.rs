@@ -79,6 +79,12 @@ mod ffi {
         pub(super) fn rslub_hook_seen_destroyed(kc: *mut bindings::kmem_cache);
         pub(super) fn rslub_hook_seen_gone(slot: c_int) -> bool;
         pub(super) fn rslub_hook_unwatch(slot: c_int);
+        pub(super) fn rslub_hook_all(on: bool, prefix: *const c_char) -> c_int;
+        pub(super) fn rslub_sight_take() -> *mut bindings::kmem_cache;
+        pub(super) fn rslub_sight_forget(kc: *mut bindings::kmem_cache) -> bool;
+        #[cfg_attr(not(rslub_kunit), expect(dead_code, reason = "the suites stop it"))]
+        pub(super) fn rslub_sight_flush();
+        pub(super) fn rslub_sight_dropped() -> bool;
     }
 }
 
@@ -229,6 +235,114 @@ pub(crate) extern "C" fn rslub_back_destroying(kc: *mut bindings::kmem_cache, la
     }
 }
 
+/// Called by the hooks after the kernel's `kmem_cache_destroy()` of a cache whole-kernel
+/// mode sighted, once every creator has destroyed it (its struct still held by the
+/// sighting): a backing the worker made after the destroy's unbacking goes, then the
+/// sighting, and the hold on the cache's struct that it kept (the struct may be freed
+/// then). Under the lock that [`rslub_back_sighted`] holds while it looks at a cache, so
+/// it never reads a freed one. Drained caches are destroyed meanwhile: nobody writes
+/// `drain` in whole-kernel mode.
+#[no_mangle]
+pub(crate) extern "C" fn rslub_back_destroyed(kc: *mut bindings::kmem_cache) {
+    let Some(kc) = NonNull::new(kc) else {
+        return;
+    };
+    // SAFETY: Held by its sighting until the forget below; nothing reads it after.
+    let kc = unsafe { KmemCache::from_raw(kc) };
+    let mut st = BACK.lock();
+    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
+        let _ = unback_locked(&mut st, kc);
+    }
+    // SAFETY: `kc`'s struct is held by its sighting until this call drops it; nothing
+    // reads it after.
+    unsafe { ffi::rslub_sight_forget(kc.as_ptr()) };
+    release_drained_locked(&mut st);
+}
+
+/// The worker of whole-kernel mode: backs every cache the hooks sighted since it last
+/// ran (each once: the hooks sight a cache only once), or records why it cannot.
+#[no_mangle]
+pub(crate) extern "C" fn rslub_back_sighted() {
+    loop {
+        // One cache per hold of the lock: destroys wait for it.
+        let mut st = BACK.lock();
+        // SAFETY: No precondition; the lock is held, as taking a sighting requires.
+        let Some(kc) = NonNull::new(unsafe { ffi::rslub_sight_take() }) else {
+            break;
+        };
+        // SAFETY: A sighted cache's struct is held until its last destroy forgets the
+        // sighting, under the lock held here; one destroyed since is not used below.
+        let kc = unsafe { KmemCache::from_raw(kc) };
+        back_sighted(&mut st, kc);
+    }
+}
+
+/// Backs `kc`, sighted in whole-kernel mode (its struct held, the lock held), unless it
+/// is destroyed, backed already, or one rslub cannot serve (recorded with its reason).
+fn back_sighted(st: &mut State, kc: KmemCache) {
+    // SAFETY: Held (caller).
+    if unsafe { ffi::rslub_kc_destroyed(kc.as_ptr()) } {
+        return;
+    }
+    if st.list.iter().any(|b| b.kc == kc && !b.draining) {
+        return;
+    }
+    let why = match obstacle(st, kc) {
+        Some((_, why)) => why,
+        None => match back_locked(st, kc) {
+            Ok(()) => return,
+            // `prepare` or `publish` said why.
+            Err(_) => c"see the kernel log",
+        },
+    };
+    if let Ok(name) = kernel::str::CString::try_from(kc.name()) {
+        // Lost if memory is short: the list only informs.
+        let _ = st.refused.push(Refused { name, why }, GFP_KERNEL);
+    }
+}
+
+/// Starts whole-kernel mode: from now on the hooks stay, every cache that allocates is
+/// sighted and backed or refused by [`rslub_back_sighted`]. `prefix` limits it to the
+/// caches whose name starts with it (the suites' own); without one, there is no way
+/// back: the hooks hold the module until shutdown.
+fn start_all(st: &mut State, prefix: Option<&'static CStr>) -> Result {
+    hook(st)?;
+    let prefix = prefix.map_or(ptr::null(), |p| p.as_char_ptr());
+    // SAFETY: The hooks are registered; `prefix` is null or lives for ever.
+    if let Err(e) = to_result(unsafe { ffi::rslub_hook_all(true, prefix) }) {
+        pr_err!("back=all: a cache's struct cannot be held without sysfs ({e:?})\n");
+        unhook_if_idle(st);
+        return Err(e);
+    }
+    st.all = true;
+    Ok(())
+}
+
+/// Whole-kernel mode for the caches whose name starts with `prefix` (see [`start_all`]),
+/// until [`stop_all`].
+#[cfg(rslub_kunit)]
+pub(crate) fn start_all_for(prefix: &'static CStr) -> Result {
+    start_all(&mut BACK.lock(), Some(prefix))
+}
+
+/// Ends the whole-kernel mode of [`start_all_for`]: no cache is sighted any more, the
+/// sightings and their holds go, the caches it backed stay backed. No sighted cache may
+/// be being destroyed meanwhile.
+#[cfg(rslub_kunit)]
+pub(crate) fn stop_all() {
+    // SAFETY: No precondition; waits for the worker, which takes the lock: not held here.
+    unsafe {
+        ffi::rslub_hook_all(false, ptr::null());
+        // Sighting has stopped and the worker is done; takes the lock of destroys,
+        // which comes before the backing lock.
+        ffi::rslub_sight_flush();
+    }
+    let mut st = BACK.lock();
+    st.all = false;
+    st.refused = KVec::new();
+    unhook_if_idle(&mut st);
+}
+
 /// A kernel `kmem_cache`.
 ///
 /// # Invariants
@@ -342,6 +456,17 @@ pub(crate) struct State {
     list: KVec<Backing>,
     watching: u32,
     hooked: bool,
+    /// Whole-kernel mode: every cache that allocates is backed, or refused, as it is
+    /// sighted ([`rslub_back_sighted`]).
+    all: bool,
+    /// The caches whole-kernel mode sighted and could not back, and why.
+    refused: KVec<Refused>,
+}
+
+/// A cache sighted in whole-kernel mode that rslub does not back.
+struct Refused {
+    name: kernel::str::CString,
+    why: &'static CStr,
 }
 
 kernel::sync::global_lock! {
@@ -350,6 +475,8 @@ kernel::sync::global_lock! {
         list: KVec::new(),
         watching: 0,
         hooked: false,
+        all: false,
+        refused: KVec::new(),
     };
 }
 
@@ -510,11 +637,15 @@ fn publish(st: &mut State, prepared: KVec<Prepared>) -> Result {
     )
 )]
 pub(crate) fn back(kc: KmemCache) -> Result {
-    let mut st = BACK.lock();
-    let p = prepare(&mut st, kc)?;
+    back_locked(&mut BACK.lock(), kc)
+}
+
+/// [`back`], under the lock.
+fn back_locked(st: &mut State, kc: KmemCache) -> Result {
+    let p = prepare(st, kc)?;
     let mut one = KVec::with_capacity(1, GFP_KERNEL)?;
     one.push(p, GFP_KERNEL)?;
-    publish(&mut st, one)
+    publish(st, one)
 }
 
 /// Stops backing `kc`: its allocations go to the kernel from now on. Returns the
@@ -572,7 +703,11 @@ fn live_objects(c: &Cache) -> u64 {
 /// Destroys every draining rslub cache whose objects have all been freed; when nothing is
 /// backed or draining any more, removes the hooks. Returns how many still drain.
 pub(crate) fn release_drained() -> usize {
-    let mut st = BACK.lock();
+    release_drained_locked(&mut BACK.lock())
+}
+
+/// [`release_drained`], under the lock.
+fn release_drained_locked(st: &mut State) -> usize {
     // Caches destroyed behind unbacking's back (see `rslub_kc_hold()`) are unbacked first.
     while let Some(kc) = st.list.iter().find(|b| b.destroyed()).map(|b| b.kc) {
         if let Some(b) = st.list.iter().find(|b| b.kc == kc) {
@@ -581,7 +716,7 @@ pub(crate) fn release_drained() -> usize {
                 b.cache.name()
             );
         }
-        let _ = unback_locked(&mut st, kc);
+        let _ = unback_locked(st, kc);
     }
     let mut i = 0;
     while i < st.list.len() {
@@ -595,7 +730,7 @@ pub(crate) fn release_drained() -> usize {
         }
         i += 1;
     }
-    unhook_if_idle(&mut st);
+    unhook_if_idle(st);
     st.list.iter().filter(|b| b.draining).count()
 }
 
@@ -611,7 +746,7 @@ fn hook(st: &mut State) -> Result {
 
 /// Removes the hooks when nothing is backed, draining or looked for.
 fn unhook_if_idle(st: &mut State) {
-    if st.hooked && st.list.is_empty() && st.watching == 0 {
+    if st.hooked && st.list.is_empty() && st.watching == 0 && !st.all {
         // SAFETY: Registered (`hooked`), and no cache is left for them to serve.
         unsafe { ffi::rslub_hook_exit() };
         st.hooked = false;
@@ -862,6 +997,12 @@ pub(crate) fn loaded() -> bool {
 /// leaves no hook and nothing that points into the module.
 pub(crate) fn back_all(names: &CStr) -> Result {
     let s = names.to_str().map_err(|_| EINVAL)?;
+    if s.trim() == "all" {
+        start_all(&mut BACK.lock(), None)?;
+        pr_info!("back=all: every cache rslub can serve is backed as it allocates; rmmod is refused from now on (reboot to remove)\n");
+        LOADED.store(1, kernel::sync::atomic::Release);
+        return Ok(());
+    }
     let mut found: KVec<Found> = KVec::new();
     for n in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let c = kernel::str::CString::try_from_fmt(fmt!("{n}"))?;
@@ -881,7 +1022,8 @@ pub(crate) fn exit() {
     } else {
         // A static is never dropped: the list's buffer goes now, or every load that
         // backed a cache would leak it.
-        drop(core::mem::replace(&mut st.list, KVec::new()));
+        st.list = KVec::new();
+        st.refused = KVec::new();
     }
     drop(st);
     // SAFETY: No precondition; may sleep, as module exit may. The barrier first: its
@@ -914,6 +1056,21 @@ pub(crate) fn show(f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
             crate::topology::online_nodes()
                 .map(|n| c.node_counts(n).0)
                 .sum::<i64>()
+        )?;
+    }
+    for r in st.refused.iter() {
+        writeln!(
+            f,
+            "{} refused: {}",
+            r.name.to_str().unwrap_or("?"),
+            r.why.to_str().unwrap_or("?")
+        )?;
+    }
+    // SAFETY: No precondition.
+    if st.all && unsafe { ffi::rslub_sight_dropped() } {
+        writeln!(
+            f,
+            "the table of sightings is full: caches that allocated since were missed"
         )?;
     }
     Ok(())
