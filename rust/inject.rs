@@ -46,7 +46,7 @@ pub(crate) enum Point {
     /// A slab's metadata is about to be allocated with `gfp`. A hook returning `true`
     /// makes it fail.
     MetaAlloc {
-        /// The `gfp_t` mask passed to `kmalloc`.
+        /// The `gfp_t` mask passed to the metadata cache.
         gfp: u32,
     },
 }

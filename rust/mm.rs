@@ -31,7 +31,7 @@ pub(crate) struct SlabPages {
     order: u32,
     /// Read once, when allocated: the flag lives in `page->lru`, which the page
     /// allocator's next user may overwrite. Kept here, in what would be padding, so
-    /// that a slab's metadata stays 96 bytes (a `kmalloc-96` object, not `-128`).
+    /// that a slab's metadata stays 96 bytes (not 128).
     pfmemalloc: bool,
 }
 

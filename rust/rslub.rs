@@ -8,8 +8,9 @@
 //! from the page allocator on a chosen node ([`layout`] picks the order as SLUB's
 //! `calculate_order()` does). A free object stores the address of the next free object
 //! inside itself, at the cache's free pointer offset. A slab's metadata ([`slab::Slab`])
-//! is kmalloc'ed outside the slab, and every page of the slab points at it through
-//! `struct page`'s `private` field, so an object's slab is found in O(1) ([`mm`]).
+//! lives outside the slab, in a cache of the kernel's own that rslub never serves, and
+//! every page of the slab points at it through `struct page`'s `private` field, so an
+//! object's slab is found in O(1) ([`mm`]).
 //!
 //! Every CPU has an *active slab* per cache, and a private free list of it, in per-cpu
 //! memory ([`cache::CpuSlab`]); the slab is *frozen* while a CPU holds it. Each CPU also

@@ -23,6 +23,7 @@
 #include <linux/kmemleak.h>
 #include <linux/printk.h>
 #include <linux/shrinker.h>
+#include <linux/slab.h>
 #include <linux/sched.h>
 #include <linux/stacktrace.h>
 #include <linux/workqueue.h>
@@ -167,15 +168,48 @@ static DEFINE_PER_CPU(struct rslub_flush_work, rslub_flush);
 static DEFINE_MUTEX(rslub_flush_lock);
 static struct workqueue_struct *rslub_flush_wq;
 
-int rslub_shim_init(void)
+/*
+ * Slab metadata (rust/slab.rs) comes from a cache of the kernel's own, as SLUB's
+ * kmem_cache_node structures come from a cache SLUB bootstraps: never from a kmalloc
+ * that rslub may serve (whole-kernel mode), whose new slab would need metadata of its
+ * own first. rslub never backs it (rslub_kc_refusal()).
+ */
+static struct kmem_cache *rslub_meta_cache;
+
+void *rslub_meta_alloc(gfp_t gfp, int node)
 {
+	return kmem_cache_alloc_node(rslub_meta_cache, gfp, node);
+}
+
+void rslub_meta_free(void *p)
+{
+	kmem_cache_free(rslub_meta_cache, p);
+}
+
+bool rslub_is_meta_cache(const struct kmem_cache *kc)
+{
+	return kc == rslub_meta_cache;
+}
+
+int rslub_shim_init(unsigned int meta_size, unsigned int meta_align)
+{
+	/* Not merged: the metadata shows as the module's in /proc/slabinfo. */
+	rslub_meta_cache = kmem_cache_create(KBUILD_MODNAME "_meta", meta_size, meta_align,
+					     SLAB_NO_MERGE, NULL);
+	if (!rslub_meta_cache)
+		return -ENOMEM;
 	rslub_flush_wq = alloc_workqueue("rslub_flushwq", WQ_MEM_RECLAIM | WQ_PERCPU, 0);
-	return rslub_flush_wq ? 0 : -ENOMEM;
+	if (!rslub_flush_wq) {
+		kmem_cache_destroy(rslub_meta_cache);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void rslub_shim_exit(void)
 {
 	destroy_workqueue(rslub_flush_wq);
+	kmem_cache_destroy(rslub_meta_cache);
 }
 
 static void rslub_flush_fn(struct work_struct *w)

@@ -42,7 +42,9 @@ mod ffi {
         pub(super) fn rslub_check_no_locks_freed(addr: *const c_void, size: usize);
         pub(super) fn rslub_kmemleak_ignore_percpu(addr: *const c_void);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
-        pub(super) fn rslub_shim_init() -> i32;
+        pub(super) fn rslub_shim_init(meta_size: u32, meta_align: u32) -> i32;
+        pub(super) fn rslub_meta_alloc(gfp: u32, node: i32) -> *mut c_void;
+        pub(super) fn rslub_meta_free(p: *mut c_void);
         pub(super) fn rslub_shim_exit();
         pub(super) fn rslub_hotplug_init() -> i32;
         pub(super) fn rslub_hotplug_exit();
@@ -331,8 +333,30 @@ pub(crate) fn symbol(addr: usize) -> Result<kernel::str::CString, kernel::error:
 
 /// Sets up what the shim needs (the flush workqueue); called once at module load.
 pub(crate) fn init() -> Result<(), kernel::error::Error> {
-    // SAFETY: Called once, at load, before `run_on_each_cpu`.
-    kernel::error::to_result(unsafe { ffi::rslub_shim_init() })
+    let (size, align) = (
+        core::mem::size_of::<crate::slab::Slab>(),
+        core::mem::align_of::<crate::slab::Slab>(),
+    );
+    // SAFETY: Called once, at load, before `run_on_each_cpu` and `meta_alloc`.
+    kernel::error::to_result(unsafe { ffi::rslub_shim_init(size as u32, align as u32) })
+}
+
+/// Memory for one slab's metadata ([`crate::slab::Slab`]), with `gfp`, on `node` if it
+/// can: from a cache of the kernel's own that rslub never serves (`rust/shim.c`), so
+/// that no new slab of rslub's waits for one of its own. Null if there is none.
+pub(crate) fn meta_alloc(gfp: crate::gfp::Gfp, node: i32) -> *mut u8 {
+    // SAFETY: `init` made the cache, which stays until `exit`; any flags and node.
+    unsafe { ffi::rslub_meta_alloc(gfp.raw(), node) }.cast()
+}
+
+/// Gives back memory of [`meta_alloc`].
+///
+/// # Safety
+///
+/// `p` must come from [`meta_alloc`], and nothing may use it afterwards.
+pub(crate) unsafe fn meta_free(p: *mut u8) {
+    // SAFETY: From `meta_alloc` and given up (caller).
+    unsafe { ffi::rslub_meta_free(p.cast()) }
 }
 
 /// Undoes [`init`]; called once at module unload, when nothing flushes any more.

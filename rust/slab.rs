@@ -3,8 +3,8 @@
 //! A slab: its pages, its objects' free list, and its state word.
 //!
 //! The metadata lives outside the slab's pages (so page-sized objects waste nothing) in a
-//! [`Slab`] allocated with `kmalloc`; every page of the slab points at it (see
-//! [`crate::mm`]).
+//! [`Slab`] allocated from a cache of the kernel's that rslub never serves
+//! ([`crate::shim::meta_alloc`]); every page of the slab points at it (see [`crate::mm`]).
 //!
 //! `freelist` and `counters` form one 16-byte unit, changed only with `lock cmpxchg16b`,
 //! so a CPU that does not own the slab can free into it without a lock:
@@ -23,7 +23,7 @@
 use crate::{arch, gfp::Gfp, mm::SlabPages};
 use core::{
     cell::UnsafeCell,
-    mem::{align_of, size_of},
+    mem::align_of,
     ptr::{self, NonNull},
 };
 use kernel::{
@@ -145,8 +145,9 @@ pub(crate) struct Slab {
     pages: SlabPages,
 }
 
-// A slab's metadata is a `kmalloc-96` object: a field that makes it larger costs a third
-// more metadata for every slab (`make bench`'s memory table), so it must say why.
+// A slab's metadata is a 96-byte object (of `rslub_meta`, packed as `kmalloc-96`): a field
+// that makes it larger costs a third more metadata for every slab (`make bench`'s memory
+// table), so it must say why.
 const _: () = assert!(core::mem::size_of::<Slab>() == 96);
 
 // SAFETY: The state unit is only changed atomically; `links` only under the node lock;
@@ -282,22 +283,14 @@ impl Slab {
         (slab, head)
     }
 
-    /// Moves `self` into memory of its own from `kmalloc` (with `gfp`, on the slab's node)
-    /// and records that as the owner of the slab's pages, for `crate::mm::slab_of`.
+    /// Moves `self` into memory of its own from [`crate::shim::meta_alloc`] (with `gfp`, on
+    /// the slab's node) and records that as the owner of the slab's pages, for
+    /// `crate::mm::slab_of`.
     /// Returns the metadata's address, to be given back with [`Slab::free`]; on failure
     /// `self`, and with it the pages, is dropped.
     pub(crate) fn publish(self, gfp: Gfp) -> Result<NonNull<Slab>> {
-        // SAFETY: `krealloc_node_align` with a null pointer is `kmalloc_node` of the given
-        // size and alignment (a power of two), with any flags and node.
-        let p = unsafe {
-            bindings::krealloc_node_align(
-                ptr::null(),
-                size_of::<Slab>(),
-                align_of::<Slab>(),
-                gfp.raw(),
-                self.node as i32,
-            )
-        };
+        // Of the size and alignment of a `Slab` (the cache's).
+        let p = crate::shim::meta_alloc(gfp, self.node as i32);
         let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
         // It holds the address of the slab's first object (`pages`), which kmemleak would
         // take for a reference to that object: not scanned (the pages' `private` fields,
@@ -326,8 +319,8 @@ impl Slab {
             ptr::write_volatile(&raw mut (*slab.as_ptr()).magic, 0);
             ptr::drop_in_place(slab.as_ptr());
         }
-        // SAFETY: The memory came from `kmalloc` in `publish`.
-        unsafe { bindings::kfree(slab.as_ptr().cast()) };
+        // SAFETY: The memory came from `meta_alloc` in `publish`.
+        unsafe { crate::shim::meta_free(slab.as_ptr().cast()) };
     }
 
     /// [`Slab::free`] after an RCU grace period (SLUB's `rcu_free_slab()`), for a cache
