@@ -570,8 +570,9 @@ wd=/sys/kernel/debug/rslub/back
 whole_load() {
 	mark_log
 	insmod "$moddir/rslub.ko" back=all || { echo "insmod back=all failed"; new_log; return 1; }
-	new_log | grep -q "back=all: every cache rslub can serve is backed" ||
-		{ echo "no back=all message:"; new_log; return 1; }
+	new_log > "$rundir/whole-load.log"
+	grep -q "back=all: every cache rslub can serve is backed" "$rundir/whole-load.log" ||
+		{ echo "no back=all message:"; cat "$rundir/whole-load.log"; return 1; }
 }
 whole_rmmod_refused() {
 	if rmmod rslub 2>/dev/null; then echo "rmmod succeeded in whole-kernel mode"; return 1; fi
@@ -607,9 +608,30 @@ whole_served() {
 	[ "$served" -ge "$want" ] || { echo "fewer than $want caches served"; return 1; }
 	! grep ' refused: $' $wd || { echo "a refusal without its reason"; return 1; }
 }
+# whole_kmalloc: kmalloc is served by rslub's size classes: the common sizes have
+# objects out, and the kernel's slabinfo, reading rslub's tree, lists the classes and at
+# least 30 other caches with their counts.
+whole_kmalloc() {
+	local c n out r=0
+	grep -q "back=all: kmalloc served by [0-9]* size classes" "$rundir/whole-load.log" ||
+		{ echo "no kmalloc message"; cat "$rundir/whole-load.log"; return 1; }
+	for c in kmalloc-64 kmalloc-128 kmalloc-256 kmalloc-512 kmalloc-1k; do
+		n=$(awk -v c=$c '$1 == c && $2 == "kmalloc" {print $4}' $wd)
+		[ -n "$n" ] && [ "$n" -gt 0 ] || { echo "$c: no kmalloc served: $(grep "^$c " $wd)"; r=1; continue; }
+		echo "$c: $n kmalloc allocations served by rslub"
+	done
+	out=$(RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" 2>&1) || { echo "$out"; return 1; }
+	echo "slabinfo: $(grep -Ec '^kmalloc-' <<<"$out") kmalloc classes, $(grep -Evc '^(kmalloc-|Name )' <<<"$out") other caches"
+	grep -E '^(Name|kmalloc-(64|512|1k) )' <<<"$out" | sed 's/^/  /'
+	[ "$(grep -Ec '^kmalloc-' <<<"$out")" -ge 10 ] || { echo "slabinfo lists fewer than 10 kmalloc classes"; r=1; }
+	if ! have_memcg; then
+		[ "$(grep -Evc '^(kmalloc-|Name )' <<<"$out")" -ge 30 ] || { echo "slabinfo lists fewer than 30 other caches"; r=1; }
+	fi
+	return $r
+}
 whole_sound() {
 	local c v e r=0 n=0
-	for c in $(awk '$2 == "backed" {print $1}' $wd); do
+	for c in $(awk '$2 == "backed" || $2 == "kmalloc" {print $1}' $wd); do
 		e=$(cut -d' ' -f1 "/sys/kernel/debug/rslub/$c/debug_errors") || { r=1; continue; }
 		[ "$e" = 0 ] || { echo "$c: debug_errors $e"; r=1; }
 		v=$(cat "/sys/kernel/debug/rslub/$c/validate") || { r=1; continue; }
@@ -624,6 +646,7 @@ if wanted rslub_whole_kernel; then
 	check rmmod_is_refused whole_rmmod_refused
 	check workload_runs_on_rslub whole_workload
 	check caches_are_served whole_served
+	check kmalloc_is_served whole_kmalloc
 	check backed_caches_are_sound whole_sound
 	write_suite rslub_whole_kernel
 fi

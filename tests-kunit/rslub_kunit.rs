@@ -61,6 +61,7 @@ mod debug_tests;
 mod debugfs_tests;
 mod gfp_tests;
 mod hotplug_tests;
+mod kmalloc_tests;
 mod layout_tests;
 mod numa_tests;
 mod params_tests;

@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
+#include <linux/vmalloc.h>
 #include <linux/mount.h>
 #include <linux/uaccess.h>
 #include <linux/panic.h>
@@ -78,6 +79,18 @@ void rslub_test_kfree_rcu_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner_raw_locked(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
+void *rslub_test_kmalloc(size_t size, gfp_t gfp);
+void *rslub_test_kmalloc_node(size_t size, gfp_t gfp, int node);
+void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp);
+void *rslub_test_kmalloc_64(gfp_t gfp);
+void *rslub_test_kmalloc_512_node(gfp_t gfp, int node);
+void *rslub_test_kvmalloc(size_t size, gfp_t gfp);
+void *rslub_test_kvrealloc(const void *obj, size_t size, gfp_t gfp);
+void rslub_test_kvfree(const void *obj);
+size_t rslub_test_kmalloc_size_roundup(size_t size);
+bool rslub_test_is_vmalloc(const void *obj);
+bool rslub_test_memcg(void);
+bool rslub_test_meta_from_kernel(const void *meta);
 mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc);
 mempool_t *rslub_test_mempool_create_pages(int min_nr);
 void rslub_test_mempool_destroy(mempool_t *pool);
@@ -658,6 +671,74 @@ void rslub_test_kfree_rcu_nolock_inner_raw_locked(void *obj)
 bool rslub_test_on_slab_page(const void *obj)
 {
 	return page_slab(virt_to_page(obj)) != NULL;
+}
+
+/*
+ * kmalloc's entry points, called from this module's code (the only calls the kmalloc
+ * suite's hooks serve): a size not known at build time reaches __kmalloc_noprof() and its
+ * kin, a constant one __kmalloc_cache_noprof() and __kmalloc_cache_node_noprof().
+ */
+noinline void *rslub_test_kmalloc(size_t size, gfp_t gfp)
+{
+	return kmalloc(size, gfp);
+}
+
+noinline void *rslub_test_kmalloc_node(size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_node(size, gfp, node);
+}
+
+noinline void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp)
+{
+	return kmalloc_track_caller(size, gfp);
+}
+
+noinline void *rslub_test_kmalloc_64(gfp_t gfp)
+{
+	return kmalloc(64, gfp);
+}
+
+noinline void *rslub_test_kmalloc_512_node(gfp_t gfp, int node)
+{
+	return kmalloc_node(512, gfp, node);
+}
+
+noinline void *rslub_test_kvmalloc(size_t size, gfp_t gfp)
+{
+	return kvmalloc(size, gfp);
+}
+
+noinline void *rslub_test_kvrealloc(const void *obj, size_t size, gfp_t gfp)
+{
+	return kvrealloc(obj, size, gfp);
+}
+
+void rslub_test_kvfree(const void *obj)
+{
+	kvfree(obj);
+}
+
+size_t rslub_test_kmalloc_size_roundup(size_t size)
+{
+	return kmalloc_size_roundup(size);
+}
+
+bool rslub_test_is_vmalloc(const void *obj)
+{
+	return is_vmalloc_addr(obj);
+}
+
+bool rslub_test_memcg(void)
+{
+	return IS_ENABLED(CONFIG_MEMCG);
+}
+
+/* Whether slab metadata at @meta is an object of rslub's metadata cache, the kernel's. */
+bool rslub_test_meta_from_kernel(const void *meta)
+{
+	struct slab *slab = virt_to_slab(meta);
+
+	return slab && rslub_is_meta_cache(slab->slab_cache);
 }
 
 /*

@@ -96,6 +96,18 @@ mod ffi {
         pub(super) fn rslub_test_kfree_bulk(n: usize, p: *mut *mut c_void);
         pub(super) fn rslub_test_ksize(obj: *const c_void) -> usize;
         pub(super) fn rslub_test_krealloc(obj: *const c_void, size: usize, gfp: u32) -> usize;
+        pub(super) fn rslub_test_kmalloc(size: usize, gfp: u32) -> usize;
+        pub(super) fn rslub_test_kmalloc_node(size: usize, gfp: u32, node: i32) -> usize;
+        pub(super) fn rslub_test_kmalloc_track_caller(size: usize, gfp: u32) -> usize;
+        pub(super) fn rslub_test_kmalloc_64(gfp: u32) -> usize;
+        pub(super) fn rslub_test_kmalloc_512_node(gfp: u32, node: i32) -> usize;
+        pub(super) fn rslub_test_kvmalloc(size: usize, gfp: u32) -> usize;
+        pub(super) fn rslub_test_kvrealloc(obj: *const c_void, size: usize, gfp: u32) -> usize;
+        pub(super) fn rslub_test_kvfree(obj: *const c_void);
+        pub(super) fn rslub_test_kmalloc_size_roundup(size: usize) -> usize;
+        pub(super) fn rslub_test_is_vmalloc(obj: *const c_void) -> bool;
+        pub(super) fn rslub_test_memcg() -> bool;
+        pub(super) fn rslub_test_meta_from_kernel(meta: *const c_void) -> bool;
         pub(super) fn rslub_test_kfree_rcu_head(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_headless(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_inner(obj: *mut c_void);
@@ -1044,4 +1056,87 @@ pub(crate) fn log_has(first: &CStr, next: &CStr) -> bool {
 pub(crate) fn alloc_hidden(kc: &KernelCache, link: bool) -> usize {
     // SAFETY: `kc` is a live cache.
     unsafe { ffi::rslub_test_alloc_hidden(kc.raw().as_ptr(), link) }
+}
+
+/// kmalloc's entry points, called from the test module (see `tests-kunit/shim.c`): the
+/// object, or 0. [`kmalloc`] has a size not known at build time, [`kmalloc_64`] and
+/// [`kmalloc_512_node`] a constant one.
+pub(crate) fn kmalloc(size: usize, gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: Any size and flags.
+    unsafe { ffi::rslub_test_kmalloc(size, gfp.raw()) }
+}
+
+/// `kmalloc_node()`; see [`kmalloc`].
+pub(crate) fn kmalloc_node(size: usize, gfp: crate::gfp::Gfp, node: i32) -> usize {
+    // SAFETY: Any size, flags and node.
+    unsafe { ffi::rslub_test_kmalloc_node(size, gfp.raw(), node) }
+}
+
+/// `kmalloc_track_caller()`; see [`kmalloc`].
+pub(crate) fn kmalloc_track_caller(size: usize, gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: Any size and flags.
+    unsafe { ffi::rslub_test_kmalloc_track_caller(size, gfp.raw()) }
+}
+
+/// `kmalloc(64, gfp)`; see [`kmalloc`].
+pub(crate) fn kmalloc_64(gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: Any flags.
+    unsafe { ffi::rslub_test_kmalloc_64(gfp.raw()) }
+}
+
+/// `kmalloc_node(512, gfp, node)`; see [`kmalloc`].
+pub(crate) fn kmalloc_512_node(gfp: crate::gfp::Gfp, node: i32) -> usize {
+    // SAFETY: Any flags and node.
+    unsafe { ffi::rslub_test_kmalloc_512_node(gfp.raw(), node) }
+}
+
+/// `kvmalloc()`; see [`kmalloc`].
+pub(crate) fn kvmalloc(size: usize, gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: Any size and flags.
+    unsafe { ffi::rslub_test_kvmalloc(size, gfp.raw()) }
+}
+
+/// `kvrealloc()`: the new object (0 on failure, then `obj` is still live).
+///
+/// # Safety
+///
+/// `obj` must be 0 or a live object of kvmalloc; unless 0 is returned, it is not used
+/// afterwards.
+pub(crate) unsafe fn kvrealloc(obj: usize, size: usize, gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kvrealloc(obj as *const c_void, size, gfp.raw()) }
+}
+
+/// `kvfree()`.
+///
+/// # Safety
+///
+/// `obj` must be 0 or a live object of kvmalloc, not used afterwards.
+pub(crate) unsafe fn kvfree(obj: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kvfree(obj as *const c_void) };
+}
+
+/// `kmalloc_size_roundup()`.
+pub(crate) fn kmalloc_size_roundup(size: usize) -> usize {
+    // SAFETY: Any size.
+    unsafe { ffi::rslub_test_kmalloc_size_roundup(size) }
+}
+
+/// Whether `obj` is a vmalloc address.
+pub(crate) fn is_vmalloc(obj: usize) -> bool {
+    // SAFETY: Compares an address.
+    unsafe { ffi::rslub_test_is_vmalloc(obj as *const c_void) }
+}
+
+/// Whether the kernel has memory cgroups (`__GFP_ACCOUNT` charges).
+pub(crate) fn memcg() -> bool {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_memcg() }
+}
+
+/// Whether the slab metadata at `meta` is an object of rslub's metadata cache.
+pub(crate) fn meta_from_kernel(meta: *const c_void) -> bool {
+    // SAFETY: Reads the page of an address of the direct map.
+    unsafe { ffi::rslub_test_meta_from_kernel(meta) }
 }

@@ -38,6 +38,7 @@
 #include <linux/kobject.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <net/hotdata.h>
 
 #include "slab.h" /* mm/slab.h of the kernel tree: struct kmem_cache */
@@ -70,6 +71,15 @@ void *rslub_hook_unback(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
 const char *rslub_kc_refusal(struct kmem_cache *kc);
+static const char *rslub_kc_refusal_common(struct kmem_cache *kc);
+bool rslub_is_meta_cache(const struct kmem_cache *kc);
+int rslub_kmalloc_caches(struct kmem_cache **kcs, int max);
+int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n);
+void rslub_unhook_kmalloc(void);
+bool rslub_can_sight(void);
+#ifdef RSLUB_INJECT
+void rslub_kmalloc_only(bool on);
+#endif
 bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset);
 struct kmem_cache *rslub_kc_known(const char *name);
 int rslub_kc_sysfs_id(const char *name, char *id, size_t len);
@@ -268,10 +278,16 @@ static __always_inline void rslub_sight_check(struct kmem_cache *kc)
  * Stopping waits for the handlers and the worker; what was sighted stays until
  * rslub_sight_forget() or rslub_sight_flush().
  */
+/* Whether caches can be sighted: their structs are held through their kobjects. */
+bool rslub_can_sight(void)
+{
+	return IS_ENABLED(SLAB_SUPPORTS_SYSFS);
+}
+
 int rslub_hook_all(bool on, const char *prefix)
 {
 	if (on) {
-		if (!IS_ENABLED(SLAB_SUPPORTS_SYSFS))
+		if (!rslub_can_sight())
 			return -EOPNOTSUPP;
 		WRITE_ONCE(rslub_all_prefix, prefix);
 		smp_store_release(&rslub_all, true);
@@ -572,26 +588,34 @@ static notrace size_t rslub_r_ksize(const void *x)
 }
 
 /*
- * krealloc() of an rslub object (the cache's owner treating it as kmalloc memory): the
- * new memory comes from the kernel's kmalloc, as for any krealloc() that moves, and the
- * old object goes back to rslub. __GFP_ZERO zeroes the part beyond the copy (kmalloc).
+ * krealloc() of an rslub object, as mm/slub.c's __do_krealloc() does it: kept where it
+ * is while it fits (its object size), is aligned as asked, and need not move to another
+ * node (__GFP_THISNODE), the spare part zeroed where init_on_alloc or __GFP_ZERO want
+ * it; otherwise moved to a new kmalloc() (rslub's size classes in whole-kernel mode,
+ * the kernel's else) and the old object freed to rslub.
  */
 static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size, token),
 				      unsigned long align, gfp_t flags, int nid)
 {
-	size_t old = rslub_object_size(p);
+	size_t ks = rslub_object_size(p);
 	void *n;
 
 	if (unlikely(!new_size)) {
 		rslub_free_owned((void *)p);
 		return ZERO_SIZE_PTR;
 	}
-	/* The NULL object is never redirected: this is the kernel's kmalloc. */
-	n = krealloc_node_align_noprof(NULL, PASS_TOKEN_PARAMS(new_size, token), align, flags,
-				       nid);
+	if (new_size <= ks && IS_ALIGNED((unsigned long)p, align) &&
+	    !((flags & __GFP_THISNODE) && nid != NUMA_NO_NODE &&
+	      nid != page_to_nid(virt_to_page(p)))) {
+		if (want_init_on_alloc(flags))
+			memset((void *)p + new_size, 0, ks - new_size);
+		return (void *)p;
+	}
+	n = __kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(new_size, NULL, token), flags,
+					       nid, _RET_IP_);
 	if (!n)
 		return NULL;
-	memcpy(n, p, min(old, new_size));
+	memcpy(n, p, min(ks, new_size));
 	rslub_free_owned((void *)p);
 	return n;
 }
@@ -1203,6 +1227,448 @@ static struct ftrace_ops rslub_hook_ops = {
 };
 
 /*
+ * kmalloc under rslub (whole-kernel mode, Documentation/backing.rst). rslub has a size
+ * class of its own for every kmalloc cache of the kernel's that it serves: an rslub
+ * cache of the kernel cache's name, object size, alignment and usercopy window, so that
+ * a class holds kmalloc_size_roundup() of every request it takes, power-of-two sizes
+ * are naturally aligned, and reclaimable requests (kmalloc-rcl-*) and partition copies
+ * stay apart from the rest. Accounted (__GFP_ACCOUNT under CONFIG_MEMCG) and DMA
+ * requests, requests above KMALLOC_MAX_CACHE_SIZE, size 0 and kmalloc_nolock() stay the
+ * kernel's; a kmem_buckets request is served by the bucket's own cache where that is
+ * backed (the bucket caches are ordinary caches, sighted and backed as any). A second
+ * ftrace_ops takes the entry points, registered only in this mode: without it kmalloc
+ * costs nothing more. Frees, ksize() and krealloc() of the classes' objects need
+ * nothing new: they are routed by page, as for every backed cache's.
+ */
+
+/*
+ * The classes, indexed as kmalloc_caches[type][index]: NULL where the kernel serves.
+ * Set before the kmalloc hooks are registered, cleared after they are removed.
+ */
+static void *rslub_kmalloc_rc[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1];
+
+/*
+ * mm/slab_common.c's kmalloc_size_index (not exported): the index of the class of a
+ * size up to 192, by (size - 1) / 8. The kernel rewrites its table at boot only where
+ * KMALLOC_MIN_SIZE is above 8.
+ */
+static_assert(KMALLOC_MIN_SIZE == 8);
+static u8 rslub_kmalloc_index_small[24];
+
+static __always_inline unsigned int rslub_kmalloc_index(size_t size)
+{
+	return size <= 192 ? rslub_kmalloc_index_small[(size - 1) / 8] : fls(size - 1);
+}
+
+#ifdef RSLUB_INJECT
+/*
+ * Test-only: when set, the kmalloc hooks serve only this task's calls made from this
+ * module's code (the suites' helpers), so that no object of the kernel's outlives the
+ * classes the suite destroys.
+ */
+static struct task_struct *rslub_kmalloc_task;
+#endif
+
+/* Where the kmalloc entry points keep their arguments (the parameter lists vary). */
+#ifdef CONFIG_SLAB_BUCKETS
+#define RSLUB_B 1
+#define RSLUB_BUCKETS(n) ((kmem_buckets *)ARG(n))
+#else
+#define RSLUB_B 0
+#define RSLUB_BUCKETS(n) ((kmem_buckets *)NULL)
+#endif
+#ifdef CONFIG_KMALLOC_PARTITION_CACHES
+#define RSLUB_T 1
+#define RSLUB_TOKEN(n) ((kmalloc_token_t){ .v = ARG(n) })
+#else
+#define RSLUB_T 0
+#define RSLUB_TOKEN(n) ((kmalloc_token_t){})
+#endif
+
+/* mm/slub.c's kmalloc_gfp_adjust(): kvmalloc()'s flags for its kmalloc attempt. */
+static __always_inline gfp_t rslub_kvmalloc_gfp(gfp_t flags, size_t size)
+{
+	if (size > PAGE_SIZE) {
+		flags |= __GFP_NOWARN;
+		if (!(flags & __GFP_RETRY_MAYFAIL))
+			flags &= ~__GFP_DIRECT_RECLAIM;
+		flags &= ~__GFP_NOFAIL;
+	}
+	return flags;
+}
+
+/* Whether rslub serves a kmalloc of @size with @flags at all (not which class). */
+static __always_inline bool rslub_kmalloc_size_ok(size_t size, gfp_t flags)
+{
+	/* Size 0 (ZERO_SIZE_PTR) and large requests (pages) stay the kernel's. */
+	return likely(size - 1 < KMALLOC_MAX_CACHE_SIZE) && !rslub_charged(flags);
+}
+
+/*
+ * The class serving a kmalloc of @size from @b (NULL: the kmalloc caches) with @flags
+ * and @token, or NULL if the kernel does; a bucket's class is held (*@held, to be put).
+ */
+static __always_inline void *rslub_kmalloc_get(size_t size, kmem_buckets *b, gfp_t flags,
+					       kmalloc_token_t token,
+					       struct rslub_backing **held)
+{
+	*held = NULL;
+	if (!rslub_kmalloc_size_ok(size, flags) || rslub_passing())
+		return NULL;
+	if (unlikely(b)) {
+		*held = rslub_get((*b)[rslub_kmalloc_index(size)]);
+		return *held ? (*held)->rc : NULL;
+	}
+	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index(size)]);
+}
+
+/* The handler's side of rslub_kmalloc_get(): whether it would return a class. */
+static __always_inline bool rslub_kmalloc_served(size_t size, kmem_buckets *b, gfp_t flags,
+						 kmalloc_token_t token)
+{
+	if (!rslub_kmalloc_size_ok(size, flags))
+		return false;
+	if (unlikely(b))
+		/* An ordinary cache: looked up, or sighted, as kmem_cache_alloc()'s. */
+		return rslub_alloc_backed((*b)[rslub_kmalloc_index(size)], flags);
+	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index(size)]) &&
+	       !rslub_passing();
+}
+
+/*
+ * The class of the kernel's kmalloc cache @s, which the constant-size entry points are
+ * given (kmalloc_caches[kmalloc_type()][kmalloc_index()], chosen inline by the caller),
+ * or NULL. Its index follows from its object size; its type is most often the first.
+ */
+static __always_inline void *rslub_kmalloc_class_of(struct kmem_cache *s, gfp_t flags)
+{
+	unsigned int i, t;
+
+	if (unlikely(!s) || rslub_charged(flags) || rslub_passing())
+		return NULL;
+	i = rslub_kmalloc_index(s->object_size);
+	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
+		if (kmalloc_caches[t][i] == s)
+			return READ_ONCE(rslub_kmalloc_rc[t][i]);
+	}
+	return NULL;
+}
+
+/*
+ * The replacements. Each takes its class again (the handler's answer is not passed on)
+ * and, should there be none by now (the suites remove the hooks), calls the kernel's
+ * function, which the handler then lets through.
+ */
+static notrace void *rslub_r_kmalloc_node_track_caller(DECL_KMALLOC_PARAMS(size, b, token),
+						       gfp_t flags, int node,
+						       unsigned long caller)
+{
+	struct rslub_backing *held;
+	void *rc = rslub_kmalloc_get(size, PASS_BUCKET_PARAM(b), flags, PASS_TOKEN_PARAM(token),
+				     &held);
+	void *p;
+
+	if (!rc)
+		return RSLUB_HOLDING_MODULE(__kmalloc_node_track_caller_noprof(
+			PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller));
+	p = rslub_cache_alloc_node(rc, flags, node);
+	if (held)
+		rslub_put(held);
+	return p;
+}
+
+static notrace void *rslub_r_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
+					  int node)
+{
+	return rslub_r_kmalloc_node_track_caller(PASS_KMALLOC_PARAMS(size, b, token), flags, node,
+						 _RET_IP_);
+}
+
+static notrace void *rslub_r_kmalloc(DECL_TOKEN_PARAMS(size, token), gfp_t flags)
+{
+	return rslub_r_kmalloc_node_track_caller(PASS_KMALLOC_PARAMS(size, NULL, token), flags,
+						 NUMA_NO_NODE, _RET_IP_);
+}
+
+static notrace void *rslub_r_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node,
+						size_t size)
+{
+	void *rc = rslub_kmalloc_class_of(s, flags);
+
+	if (!rc)
+		return RSLUB_HOLDING_MODULE(__kmalloc_cache_node_noprof(s, flags, node, size));
+	return rslub_cache_alloc_node(rc, flags, node);
+}
+
+static notrace void *rslub_r_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size)
+{
+	return rslub_r_kmalloc_cache_node(s, flags, NUMA_NO_NODE, size);
+}
+
+/*
+ * kvmalloc(): a class with mm/slub.c's adjusted flags, as the kernel tries kmalloc
+ * first; a request above a page that the class cannot take goes to vmalloc, as the
+ * kernel's does (vmalloc_huge_node() is __vmalloc_node_range() with the huge-page flag
+ * kvmalloc() sets, which does nothing below PMD_SIZE). The handler sends here only an
+ * alignment vmalloc gives by itself.
+ */
+static notrace void *rslub_r_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
+				      gfp_t flags, int node)
+{
+	struct rslub_backing *held;
+	void *rc = rslub_kmalloc_get(size, PASS_BUCKET_PARAM(b), flags, PASS_TOKEN_PARAM(token),
+				     &held);
+	void *p;
+
+	if (!rc)
+		return RSLUB_HOLDING_MODULE(__kvmalloc_node_noprof(PASS_KMALLOC_PARAMS(size, b, token),
+								  align, flags, node));
+	p = rslub_cache_alloc_node(rc, rslub_kvmalloc_gfp(flags, size), node);
+	if (held)
+		rslub_put(held);
+	if (p || size <= PAGE_SIZE)
+		return p;
+	return RSLUB_HOLDING_MODULE(vmalloc_huge_node_noprof(size, flags, node));
+}
+
+/*
+ * kvrealloc(): of NULL, a kvmalloc(); of an rslub object, mm/slub.c's own steps through
+ * the hooked functions (krealloc() of it is rslub's, and a kvmalloc() fallback is served
+ * where it can be), which the kernel's may call inline, where no hook sees them.
+ */
+static notrace void *rslub_r_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token),
+				       unsigned long align, gfp_t flags, int nid)
+{
+	void *n;
+
+	if (!p)
+		return rslub_r_kvmalloc(PASS_KMALLOC_PARAMS(size, NULL, token), align, flags, nid);
+	n = krealloc_node_align_noprof(p, PASS_TOKEN_PARAMS(size, token), align,
+				       rslub_kvmalloc_gfp(flags, size), nid);
+	if (n)
+		return n;
+	n = __kvmalloc_node_noprof(PASS_KMALLOC_PARAMS(size, NULL, token), align, flags, nid);
+	if (!n)
+		return NULL;
+	memcpy(n, p, min(size, rslub_object_size(p)));
+	rslub_free_owned((void *)p);
+	return n;
+}
+
+#ifdef CONFIG_KASAN
+/*
+ * A kmalloc pool's allocation under KASAN: the kernel's object, as for a slab pool's
+ * (see "Mempools under KASAN" above); mempool_kmalloc() is kmalloc() of the pool's size.
+ */
+static notrace void *rslub_r_mempool_kmalloc(gfp_t gfp, void *pool_data)
+{
+	void *p;
+	int slot;
+
+	if (rslub_passing())
+		return kmalloc_noprof((size_t)pool_data, gfp);
+	while ((slot = rslub_pass_mark()) < 0) {
+		if (!gfpflags_allow_blocking(gfp) || (gfp & __GFP_NORETRY))
+			return NULL;
+		rslub_hold();
+		msleep(1);
+		rslub_release();
+	}
+	p = kmalloc_noprof((size_t)pool_data, gfp);
+	rslub_pass_unmark(slot);
+	return p;
+}
+
+#define RSLUB_KMALLOC_HOOKED_KASAN(X) X(mempool_kmalloc)
+#else
+#define RSLUB_KMALLOC_HOOKED_KASAN(X)
+#endif
+
+/* The kmalloc entry points, most called first. */
+#define RSLUB_KMALLOC_HOOKED(X)						\
+	X(__kmalloc_cache_noprof)					\
+	X(__kmalloc_noprof)						\
+	X(__kmalloc_node_track_caller_noprof)				\
+	X(__kmalloc_node_noprof)					\
+	X(__kmalloc_cache_node_noprof)					\
+	X(__kvmalloc_node_noprof)					\
+	X(kvrealloc_node_align_noprof)					\
+	RSLUB_KMALLOC_HOOKED_KASAN(X)
+
+#define RSLUB_NR_KMALLOC_HOOKED (0 RSLUB_KMALLOC_HOOKED(RSLUB_ONE))
+
+/* rslub_target() for the kmalloc entry points (@alloc: see there). */
+static __always_inline unsigned long rslub_kmalloc_target(unsigned long ip,
+							  unsigned long parent_ip,
+							  struct ftrace_regs *fregs, bool alloc)
+{
+	if (RSLUB_AT(ip, kvrealloc_node_align_noprof)) {
+		const void *p = ARGP(0);
+
+		/* An rslub object goes to rslub whatever else holds (see rslub_target()). */
+		if (p)
+			return RSLUB_TO(rslub_foreign(p), rslub_r_kvrealloc);
+	}
+#ifdef RSLUB_INJECT
+	if (READ_ONCE(rslub_kmalloc_task) &&
+	    (current != READ_ONCE(rslub_kmalloc_task) || !within_module(parent_ip, THIS_MODULE)))
+		return 0;
+#endif
+	if (!alloc)
+		return 0;
+	if (RSLUB_AT(ip, __kmalloc_cache_noprof))
+		return RSLUB_TO(rslub_kmalloc_class_of(ARGP(0), ARG(1)), rslub_r_kmalloc_cache);
+	if (RSLUB_AT(ip, __kmalloc_noprof))
+		return RSLUB_TO(rslub_kmalloc_served(ARG(0), NULL, ARG(1 + RSLUB_T), RSLUB_TOKEN(1)),
+				rslub_r_kmalloc);
+	if (RSLUB_AT(ip, __kmalloc_node_track_caller_noprof))
+		return RSLUB_TO(rslub_kmalloc_served(ARG(0), RSLUB_BUCKETS(1),
+						     ARG(1 + RSLUB_B + RSLUB_T),
+						     RSLUB_TOKEN(1 + RSLUB_B)),
+				rslub_r_kmalloc_node_track_caller);
+	if (RSLUB_AT(ip, __kmalloc_node_noprof))
+		return RSLUB_TO(rslub_kmalloc_served(ARG(0), RSLUB_BUCKETS(1),
+						     ARG(1 + RSLUB_B + RSLUB_T),
+						     RSLUB_TOKEN(1 + RSLUB_B)),
+				rslub_r_kmalloc_node);
+	if (RSLUB_AT(ip, __kmalloc_cache_node_noprof))
+		return RSLUB_TO(rslub_kmalloc_class_of(ARGP(0), ARG(1)), rslub_r_kmalloc_cache_node);
+	if (RSLUB_AT(ip, __kvmalloc_node_noprof))
+		return RSLUB_TO(ARG(1 + RSLUB_B + RSLUB_T) <= PAGE_SIZE &&
+				rslub_kmalloc_served(ARG(0), RSLUB_BUCKETS(1),
+						     ARG(2 + RSLUB_B + RSLUB_T),
+						     RSLUB_TOKEN(1 + RSLUB_B)),
+				rslub_r_kvmalloc);
+	if (RSLUB_AT(ip, kvrealloc_node_align_noprof))
+		/* Of NULL (an rslub object went above): a kvmalloc(). */
+		return RSLUB_TO(ARG(2 + RSLUB_T) <= PAGE_SIZE &&
+				rslub_kmalloc_served(ARG(1), NULL, ARG(3 + RSLUB_T), RSLUB_TOKEN(2)),
+				rslub_r_kvrealloc);
+#ifdef CONFIG_KASAN
+	if (RSLUB_AT(ip, mempool_kmalloc))
+		return (unsigned long)rslub_r_mempool_kmalloc;
+#endif
+	return 0;
+}
+
+static void notrace rslub_kmalloc_fn(unsigned long ip, unsigned long parent_ip,
+				     struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	unsigned long to;
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (unlikely(bit < 0)) {
+		/* As rslub_hook_recursing(): the kernel allocates, an rslub object is rslub's. */
+		preempt_disable_notrace();
+		to = rslub_kmalloc_target(ip, parent_ip, fregs, false);
+		if (to)
+			ftrace_regs_set_instruction_pointer(fregs, to);
+		preempt_enable_notrace();
+		return;
+	}
+	to = rslub_kmalloc_target(ip, parent_ip, fregs, true);
+	if (to)
+		ftrace_regs_set_instruction_pointer(fregs, to);
+	ftrace_test_recursion_unlock(bit);
+}
+
+static struct ftrace_ops rslub_kmalloc_ops = {
+	.func = rslub_kmalloc_fn,
+	.flags = RSLUB_HOOK_FLAGS,
+};
+
+/*
+ * The distinct kmalloc caches of the kernel's that rslub can serve (up to @max, at @kcs):
+ * their number. Not DMA, accounted (kmalloc-cg-*) or obj_ext-less ones, nor any the
+ * common refusals exclude (a slub_debug flag).
+ */
+int rslub_kmalloc_caches(struct kmem_cache **kcs, int max)
+{
+	int t, i, j, n = 0;
+
+	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
+		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
+			struct kmem_cache *kc = kmalloc_caches[t][i];
+
+			if (!kc || (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT |
+						 SLAB_NO_OBJ_EXT)) ||
+			    rslub_kc_refusal_common(kc))
+				continue;
+			for (j = 0; j < n && kcs[j] != kc; j++)
+				;
+			if (j == n && n < max)
+				kcs[n++] = kc;
+		}
+	}
+	return n;
+}
+
+/*
+ * Serves kmalloc from the classes @rc[i], each of kernel cache @kc[i] (@n of them, from
+ * rslub_kmalloc_caches()), until rslub_unhook_kmalloc(): the classes must stay until
+ * then. 0 or -errno (nothing changed).
+ */
+int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
+{
+	static const unsigned long fns[] = { RSLUB_KMALLOC_HOOKED(RSLUB_FN_ADDR) };
+	int h, t, i, j, ret;
+
+	for (i = 0; i < ARRAY_SIZE(rslub_kmalloc_index_small); i++)
+		rslub_kmalloc_index_small[i] = __kmalloc_index(8 * (i + 1), false);
+	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
+		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
+			for (j = 0; j < n; j++) {
+				if (kmalloc_caches[t][i] == kc[j])
+					rslub_kmalloc_rc[t][i] = rc[j];
+			}
+		}
+	}
+	for (h = 0; h < RSLUB_NR_KMALLOC_HOOKED; h++) {
+		ret = ftrace_set_filter_ip(&rslub_kmalloc_ops, fns[h], 0, 0);
+		if (ret) {
+			pr_err("rslub: %ps has no ftrace call site (%d): cannot serve kmalloc\n",
+			       (void *)fns[h], ret);
+			goto out;
+		}
+	}
+	ret = register_ftrace_function(&rslub_kmalloc_ops);
+	if (ret) {
+		pr_err("rslub: cannot hook kmalloc (%d): is another module redirecting it?\n", ret);
+		goto out;
+	}
+#ifdef CONFIG_KASAN
+	/* As in rslub_hook_init(), for a task between mempool_kmalloc() and its kmalloc(). */
+	synchronize_rcu_tasks();
+#endif
+	return 0;
+out:
+	ftrace_free_filter(&rslub_kmalloc_ops);
+	memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
+	return ret;
+}
+
+/*
+ * Removes the kmalloc hooks (the suites only: in whole-kernel mode they stay): once it
+ * returns, no handler or replacement uses a class, whose objects must all be freed.
+ */
+void rslub_unhook_kmalloc(void)
+{
+	unregister_ftrace_function(&rslub_kmalloc_ops);
+	ftrace_free_filter(&rslub_kmalloc_ops);
+	memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
+}
+
+#ifdef RSLUB_INJECT
+/* Test-only: limits the kmalloc hooks to this task's calls from this module (@on). */
+void rslub_kmalloc_only(bool on)
+{
+	WRITE_ONCE(rslub_kmalloc_task, on ? current : NULL);
+	synchronize_rcu();
+}
+#endif
+
+/*
  * Registers the hooks on the kernel's functions, and holds the module (rmmod is refused)
  * until rslub_hook_exit(). 0 or -errno.
  */
@@ -1401,8 +1867,8 @@ bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset)
 	return true;
 }
 
-/* Why rslub cannot serve @kc correctly, or NULL if it can. */
-const char *rslub_kc_refusal(struct kmem_cache *kc)
+/* Why rslub cannot serve @kc correctly, kmalloc cache or not, or NULL if it can. */
+static const char *rslub_kc_refusal_common(struct kmem_cache *kc)
 {
 	if (kc->flags & SLAB_ACCOUNT)
 		return "SLAB_ACCOUNT: rslub does not charge objects to memory cgroups";
@@ -1412,8 +1878,8 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 	/* Freed inside mm/slub.c and slab_common.c, where an inlined free would miss. */
 	if (!strcmp(kc->name, "kmem_cache") || !strcmp(kc->name, "kmem_cache_node"))
 		return "SLUB's own metadata: mm/slub.c frees these objects itself";
-	if (kc->flags & SLAB_KMALLOC)
-		return "a kmalloc cache: its allocations pick the size class inside mm/slub.c, and its long-lived objects would keep rslub loaded for good (Documentation/backing.rst)";
+	if (rslub_is_meta_cache(kc))
+		return "rslub's own slab metadata: a new slab cannot wait for a slab of its own";
 	if (kc->flags & (SLAB_CACHE_DMA | SLAB_CACHE_DMA32))
 		return "a DMA cache: rslub's pages come from the normal zones";
 	/*
@@ -1433,6 +1899,19 @@ const char *rslub_kc_refusal(struct kmem_cache *kc)
 		return "KASAN is on, and the napi skb cache poisons these objects through their struct slab, which rslub objects have not";
 #endif
 	return NULL;
+}
+
+/* Why rslub cannot back @kc (serve its kmem_cache_alloc()s), or NULL if it can. */
+const char *rslub_kc_refusal(struct kmem_cache *kc)
+{
+	/*
+	 * kmalloc() reaches rslub's size classes (whole-kernel mode) through its own hooks;
+	 * a kmem_cache_alloc() from a kmalloc cache (a cache merged into one) stays the
+	 * kernel's, as in every other mode.
+	 */
+	if (kc->flags & SLAB_KMALLOC)
+		return "a kmalloc cache: kmalloc() is served by rslub's own size classes in whole-kernel mode, and a cache merged into it stays the kernel's (Documentation/backing.rst)";
+	return rslub_kc_refusal_common(kc);
 }
 
 /*

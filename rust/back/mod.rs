@@ -28,7 +28,7 @@ use core::{
 use kernel::{
     bindings,
     error::{
-        code::{EBUSY, EEXIST, EINVAL, ENOENT},
+        code::{EBUSY, EEXIST, EINVAL, ENOENT, EOPNOTSUPP},
         to_result,
     },
     ffi::c_char,
@@ -85,8 +85,24 @@ mod ffi {
         #[cfg_attr(not(rslub_kunit), expect(dead_code, reason = "the suites stop it"))]
         pub(super) fn rslub_sight_flush();
         pub(super) fn rslub_sight_dropped() -> bool;
+        pub(super) fn rslub_can_sight() -> bool;
+        pub(super) fn rslub_kmalloc_caches(
+            kcs: *mut *mut bindings::kmem_cache,
+            max: c_int,
+        ) -> c_int;
+        pub(super) fn rslub_hook_kmalloc(
+            kc: *const *mut bindings::kmem_cache,
+            rc: *const *mut c_void,
+            n: c_int,
+        ) -> c_int;
+        #[cfg(rslub_kunit)]
+        pub(super) fn rslub_unhook_kmalloc();
+        #[cfg(rslub_kunit)]
+        pub(super) fn rslub_kmalloc_only(on: bool);
     }
 }
+
+mod kmalloc;
 
 /// The cache (a `CacheCore`) owning `obj` if it is an rslub object, or null; called by
 /// the hooks for every free of an object on a page that is neither a slab nor a large
@@ -305,17 +321,49 @@ fn back_sighted(st: &mut State, kc: KmemCache) {
 /// sighted and backed or refused by [`rslub_back_sighted`]. `prefix` limits it to the
 /// caches whose name starts with it (the suites' own); without one, there is no way
 /// back: the hooks hold the module until shutdown.
+///
+/// Without a prefix, kmalloc is served too ([`kmalloc`]), before any cache is sighted: a
+/// failure up to then leaves nothing behind, and nothing fails after it.
 fn start_all(st: &mut State, prefix: Option<&'static CStr>) -> Result {
-    hook(st)?;
-    let prefix = prefix.map_or(ptr::null(), |p| p.as_char_ptr());
-    // SAFETY: The hooks are registered; `prefix` is null or lives for ever.
-    if let Err(e) = to_result(unsafe { ffi::rslub_hook_all(true, prefix) }) {
-        pr_err!("back=all: a cache's struct cannot be held without sysfs ({e:?})\n");
-        unhook_if_idle(st);
-        return Err(e);
+    // SAFETY: No precondition.
+    if !unsafe { ffi::rslub_can_sight() } {
+        pr_err!("back=all: a cache's struct cannot be held without sysfs\n");
+        return Err(EOPNOTSUPP);
     }
+    hook(st)?;
+    if prefix.is_none() {
+        kmalloc::start(st)?;
+    }
+    let prefix = prefix.map_or(ptr::null(), |p| p.as_char_ptr());
+    // SAFETY: The hooks are registered; `prefix` is null or lives for ever. Cannot fail
+    // where `rslub_can_sight()` holds.
+    let r = unsafe { ffi::rslub_hook_all(true, prefix) };
+    debug_assert_eq!(r, 0);
     st.all = true;
     Ok(())
+}
+
+/// Serves kmalloc from the size classes ([`kmalloc`]), for the calling task's calls from
+/// this module only (so that no object of the kernel's outlives them), until
+/// [`stop_kmalloc`].
+#[cfg(rslub_kunit)]
+pub(crate) fn start_kmalloc_for_suite() -> Result {
+    let mut st = BACK.lock();
+    // SAFETY: No precondition; before the hooks, so that they never serve anyone else.
+    unsafe { ffi::rslub_kmalloc_only(true) };
+    kmalloc::start(&mut st).inspect_err(|_| {
+        // SAFETY: No precondition.
+        unsafe { ffi::rslub_kmalloc_only(false) };
+    })
+}
+
+/// Ends [`start_kmalloc_for_suite`]: no object of the classes may be left.
+#[cfg(rslub_kunit)]
+pub(crate) fn stop_kmalloc() {
+    let mut st = BACK.lock();
+    kmalloc::stop(&mut st);
+    // SAFETY: No precondition; the hooks are gone.
+    unsafe { ffi::rslub_kmalloc_only(false) };
 }
 
 /// Whole-kernel mode for the caches whose name starts with `prefix` (see [`start_all`]),
@@ -461,6 +509,8 @@ pub(crate) struct State {
     all: bool,
     /// The caches whole-kernel mode sighted and could not back, and why.
     refused: KVec<Refused>,
+    /// Whole-kernel mode's kmalloc size classes, while kmalloc is hooked.
+    kmalloc: KVec<kmalloc::Class>,
 }
 
 /// A cache sighted in whole-kernel mode that rslub does not back.
@@ -477,6 +527,7 @@ kernel::sync::global_lock! {
         hooked: false,
         all: false,
         refused: KVec::new(),
+        kmalloc: KVec::new(),
     };
 }
 
@@ -746,7 +797,7 @@ fn hook(st: &mut State) -> Result {
 
 /// Removes the hooks when nothing is backed, draining or looked for.
 fn unhook_if_idle(st: &mut State) {
-    if st.hooked && st.list.is_empty() && st.watching == 0 && !st.all {
+    if st.hooked && st.list.is_empty() && st.watching == 0 && !st.all && st.kmalloc.is_empty() {
         // SAFETY: Registered (`hooked`), and no cache is left for them to serve.
         unsafe { ffi::rslub_hook_exit() };
         st.hooked = false;
@@ -1051,6 +1102,19 @@ pub(crate) fn show(f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
             } else {
                 "backed"
             },
+            s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
+            s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
+            crate::topology::online_nodes()
+                .map(|n| c.node_counts(n).0)
+                .sum::<i64>()
+        )?;
+    }
+    for c in st.kmalloc.iter() {
+        let s = c.stats();
+        writeln!(
+            f,
+            "{} kmalloc alloc {} free {} slabs {}",
+            c.name().to_str().unwrap_or("?"),
             s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
             s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
             crate::topology::online_nodes()

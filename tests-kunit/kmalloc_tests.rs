@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_kmalloc`: kmalloc served by rslub's size classes, as whole-kernel
+//! mode serves it, keeping kmalloc's contract: every request from the class of
+//! `kmalloc_size_roundup()` of its size, naturally aligned, reclaimable ones apart; DMA,
+//! large, empty and accounted requests left to the kernel; the constant-size, node,
+//! tracked-caller and kvmalloc entry points; krealloc and kvrealloc as mm/slub.c does
+//! them; every object back to its class, and slab metadata never from a class. The hooks
+//! serve here only the suite's own calls (from this module's C helpers, in the case's
+//! task): the guest's whole-kernel checks serve the whole kernel.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_kmalloc)]
+mod tests {
+    use crate::{
+        back,
+        cache::CacheCore,
+        gfp::Gfp,
+        inject::{install, Point},
+        slab,
+        test_shim::{
+            is_vmalloc, kfree, kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_node,
+            kmalloc_size_roundup, kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc,
+            kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page, read_file,
+        },
+    };
+    use core::ffi::c_void;
+    use kernel::{prelude::*, str::CString};
+
+    /// kmalloc served by the classes for this case's calls, until dropped.
+    struct KmallocMode;
+
+    impl KmallocMode {
+        fn start() -> Self {
+            back::start_kmalloc_for_suite().expect("kmalloc hooks");
+            KmallocMode
+        }
+    }
+
+    impl Drop for KmallocMode {
+        fn drop(&mut self) {
+            back::stop_kmalloc();
+        }
+    }
+
+    /// The name of the rslub cache owning `p`, if rslub owns it.
+    fn owner(p: usize) -> Option<&'static CStr> {
+        let o = slab::owner_of(p as *const u8).cast::<CacheCore>();
+        // SAFETY: The owner of a live object of rslub's: its cache, live while the
+        // object is, which the callers keep for longer than the name is used.
+        (!o.is_null()).then(|| unsafe { &*o }.name())
+    }
+
+    /// The kernel's name of the kmalloc class of `size` bytes (`kmalloc_info[]`).
+    fn class_name(kind: &str, size: usize) -> CString {
+        if size >= 1024 {
+            CString::try_from_fmt(fmt!("kmalloc-{kind}{}k", size / 1024))
+        } else {
+            CString::try_from_fmt(fmt!("kmalloc-{kind}{size}"))
+        }
+        .expect("name")
+    }
+
+    fn owned_by(p: usize, kind: &str, size: usize) -> bool {
+        owner(p).is_some_and(|n| n == &*class_name(kind, size))
+    }
+
+    /// Every class's allocations were all freed again (the `back` file's counts).
+    fn classes_balanced() -> bool {
+        let mut buf = KVec::from_elem(0u8, 16384, GFP_KERNEL).expect("memory");
+        let n = read_file(c"rslub_kunit/back", &mut buf).expect("back file");
+        let text = core::str::from_utf8(&buf[..n]).expect("text");
+        let mut lines = 0;
+        for l in text.lines().filter(|l| l.contains(" kmalloc alloc ")) {
+            let w: KVec<&str> = {
+                let mut v = KVec::new();
+                for x in l.split(' ') {
+                    v.push(x, GFP_KERNEL).expect("memory");
+                }
+                v
+            };
+            // NAME kmalloc alloc A free F slabs S
+            if w[3] != w[5] {
+                pr_err!("not balanced: {l}\n");
+                return false;
+            }
+            lines += 1;
+        }
+        lines > 0
+    }
+
+    /// Each size up to 8 KiB comes from the class of its kmalloc_size_roundup(), aligned
+    /// to the largest power of two dividing the class size (the size itself for powers
+    /// of two), with room for the whole class size; kfree() returns it.
+    #[test]
+    fn every_size_up_to_8k_comes_from_its_class() {
+        let _m = KmallocMode::start();
+        let sizes = Iterator::chain(1..=256usize, (264..=8192).step_by(8));
+        for size in sizes {
+            let r = kmalloc_size_roundup(size);
+            let p = kmalloc(size, Gfp::KERNEL);
+            assert!(p != 0);
+            if !owned_by(p, "", r) {
+                pr_err!("size {size}: not from {}\n", &*class_name("", r));
+            }
+            assert!(owned_by(p, "", r));
+            // SAFETY: A live object of kmalloc, freed once below.
+            unsafe {
+                assert_eq!(ksize(p), r);
+                assert_eq!(p % (1 << r.trailing_zeros()), 0);
+                core::ptr::write_bytes(p as *mut u8, 0x5a, r);
+                kfree(p);
+            }
+        }
+        assert!(classes_balanced());
+    }
+
+    /// __GFP_RECLAIMABLE requests have classes of their own (kmalloc-rcl-*); the
+    /// constant-size, node and tracked-caller entry points reach the same classes.
+    #[test]
+    fn reclaimable_constant_node_and_tracked_requests_reach_their_classes() {
+        let _m = KmallocMode::start();
+        let rcl = Gfp::from_raw(Gfp::KERNEL.raw() | bindings_gfp::RECLAIMABLE);
+        let a = kmalloc(100, rcl);
+        let b = kmalloc(100, Gfp::KERNEL);
+        let c = kmalloc_64(Gfp::KERNEL);
+        let d = kmalloc_64(rcl);
+        let e = kmalloc_track_caller(700, Gfp::KERNEL);
+        assert!(owned_by(a, "rcl-", 128) && owned_by(b, "", 128));
+        assert!(owned_by(c, "", 64) && owned_by(d, "rcl-", 64));
+        assert!(owned_by(e, "", 1024));
+        let mut nodes = 0;
+        for n in crate::topology::online_nodes() {
+            if !crate::shim::node_has_memory(n as i32) {
+                continue;
+            }
+            let f = kmalloc_node(3000, Gfp::KERNEL, n as i32);
+            let g = kmalloc_512_node(Gfp::KERNEL, n as i32);
+            assert!(owned_by(f, "", 4096) && owned_by(g, "", 512));
+            assert!(node_of(f) == n && node_of(g) == n);
+            // SAFETY: Live objects of kmalloc, freed once.
+            unsafe {
+                kfree(f);
+                kfree(g);
+            }
+            nodes += 1;
+        }
+        assert!(nodes > 0);
+        // SAFETY: Live objects of kmalloc, freed once.
+        unsafe {
+            for p in [a, b, c, d, e] {
+                kfree(p);
+            }
+        }
+        assert!(classes_balanced());
+    }
+
+    /// DMA, large, empty and (with memory cgroups) accounted requests stay the kernel's.
+    #[test]
+    fn dma_large_empty_and_accounted_requests_stay_the_kernels() {
+        let _m = KmallocMode::start();
+        let dma = kmalloc(100, Gfp::from_raw(Gfp::KERNEL.raw() | bindings_gfp::DMA));
+        assert!(dma != 0 && owner(dma).is_none() && on_slab_page(dma));
+        let large = kmalloc(8193, Gfp::KERNEL);
+        assert!(large != 0 && owner(large).is_none() && !on_slab_page(large));
+        // ZERO_SIZE_PTR.
+        assert_eq!(kmalloc(0, Gfp::KERNEL), 16);
+        let acc = kmalloc(
+            100,
+            Gfp::from_raw(Gfp::KERNEL.raw() | bindings_gfp::ACCOUNT),
+        );
+        assert!(acc != 0);
+        assert_eq!(owner(acc).is_none(), memcg());
+        // SAFETY: Live objects of kmalloc, freed once.
+        unsafe {
+            for p in [dma, large, acc] {
+                kfree(p);
+            }
+        }
+    }
+
+    /// krealloc() of a class's object stays in place while it fits (zeroing the spare
+    /// part for __GFP_ZERO) and moves, with its contents, to the class of a larger size.
+    #[test]
+    fn krealloc_stays_while_it_fits_and_moves_to_a_larger_class() {
+        let _m = KmallocMode::start();
+        let zero = Gfp::from_raw(Gfp::KERNEL.raw() | crate::gfp::Gfp::ZERO);
+        let p = kmalloc(100, Gfp::KERNEL);
+        // SAFETY: `p` and what krealloc() returns are live objects of kmalloc, each
+        // given up to krealloc() or freed once.
+        unsafe {
+            core::ptr::write_bytes(p as *mut u8, 0x6b, 128);
+            assert_eq!(krealloc(p, 120, Gfp::KERNEL), p);
+            assert_eq!(krealloc(p, 90, zero), p);
+            let s = core::slice::from_raw_parts(p as *const u8, 128);
+            assert!(s[..90].iter().all(|&x| x == 0x6b) && s[90..].iter().all(|&x| x == 0));
+            let q = krealloc(p, 200, Gfp::KERNEL);
+            assert!(q != p && owned_by(q, "", 256));
+            let s = core::slice::from_raw_parts(q as *const u8, 90);
+            assert!(s.iter().all(|&x| x == 0x6b));
+            assert_eq!(krealloc(q, 0, Gfp::KERNEL), 16);
+        }
+        assert!(classes_balanced());
+    }
+
+    /// kvmalloc() up to 8 KiB from the classes and above from the kernel; kvrealloc() of
+    /// NULL is a kvmalloc(), of a class's object a move to a larger class and then to the
+    /// kernel, contents kept; kvfree() returns each.
+    #[test]
+    fn kvmalloc_and_kvrealloc_use_the_classes_up_to_8k() {
+        let _m = KmallocMode::start();
+        let a = kvmalloc(300, Gfp::KERNEL);
+        let b = kvmalloc(6000, Gfp::KERNEL);
+        let c = kvmalloc(100_000, Gfp::KERNEL);
+        assert!(owned_by(a, "", 512) && owned_by(b, "", 8192));
+        // Pages or vmalloc, the kernel's either way.
+        assert!(c != 0 && owner(c).is_none());
+        // SAFETY: Live objects of kvmalloc, each given up to kvrealloc() or freed once.
+        unsafe {
+            let d = kvrealloc(0, 100, Gfp::KERNEL);
+            assert!(owned_by(d, "", 128));
+            core::ptr::write_bytes(d as *mut u8, 0x3c, 100);
+            let e = kvrealloc(d, 1000, Gfp::KERNEL);
+            assert!(owned_by(e, "", 1024));
+            let f = kvrealloc(e, 20_000, Gfp::KERNEL);
+            assert!(f != 0 && owner(f).is_none());
+            let s = core::slice::from_raw_parts(f as *const u8, 100);
+            assert!(s.iter().all(|&x| x == 0x3c));
+            for p in [a, b, c, f] {
+                kvfree(p);
+            }
+        }
+        assert!(classes_balanced());
+    }
+
+    /// A kvmalloc() above a page whose class cannot get pages falls back to vmalloc, as
+    /// the kernel's does; one below a page fails instead, as the kernel's does.
+    #[test]
+    fn kvmalloc_falls_back_to_vmalloc_above_a_page_only() {
+        let _m = KmallocMode::start();
+        // The classes are new: every allocation needs a new slab.
+        let hook = |_cache: usize, p: Point| matches!(p, Point::PageAlloc { .. });
+        let (big, small) = {
+            let _h = install(&hook).expect("hook");
+            (kvmalloc(6000, Gfp::KERNEL), kvmalloc(300, Gfp::KERNEL))
+        };
+        assert!(big != 0 && owner(big).is_none() && is_vmalloc(big));
+        assert_eq!(small, 0);
+        // SAFETY: A live object of kvmalloc, freed once.
+        unsafe { kvfree(big) };
+    }
+
+    /// The metadata of a class's new slab comes from the kernel's own allocator (rslub's
+    /// metadata cache), never from a class: a class's slab cannot wait for its own.
+    #[test]
+    fn slab_metadata_never_comes_from_a_class() {
+        let _m = KmallocMode::start();
+        let mut objs = KVec::new();
+        for _ in 0..64 {
+            let p = kmalloc(96, Gfp::KERNEL);
+            assert!(owned_by(p, "", 96));
+            objs.push(p, GFP_KERNEL).expect("memory");
+        }
+        for &p in objs.iter() {
+            // SAFETY: A live object of rslub's.
+            let meta = unsafe { crate::mm::slab_of(p as *const u8) };
+            assert!(!meta.is_null());
+            assert!(owner(meta as usize).is_none());
+            assert!(meta_from_kernel(meta as *const c_void));
+        }
+        for &p in objs.iter() {
+            // SAFETY: Live objects of kmalloc, freed once.
+            unsafe { kfree(p) };
+        }
+        assert!(classes_balanced());
+    }
+
+    /// The gfp bits these cases use (`include/linux/gfp_types.h`).
+    mod bindings_gfp {
+        use kernel::bindings;
+        pub(super) const DMA: u32 = 1 << bindings::___GFP_DMA_BIT;
+        pub(super) const RECLAIMABLE: u32 = 1 << bindings::___GFP_RECLAIMABLE_BIT;
+        pub(super) const ACCOUNT: u32 = 1 << bindings::___GFP_ACCOUNT_BIT;
+    }
+}
