@@ -8,11 +8,16 @@
 #                                       KUnit module with KPARAMS, backing BACK while
 #                                       traffic flows over loopback, then the checks of
 #                                       suite rslub_traffic; results go to RUNDIR/ktap/<suite>
+#   guest.sh whole RUNDIR MODDIR        suite rslub_whole_kernel: rslub loaded by the first
+#                                       command (rslub.back=all on the command line), the
+#                                       whole kernel on it
 #   guest.sh coverage RUNDIR MODDIR     which of the guest's caches rslub could back
 #   guest.sh run  RUNDIR MODDIR PARAMS [BACK]
 #                                       modprobe rslub PARAMS, print what it reports; with
 #                                       BACK, back those caches while hackbench runs, print
-#                                       rslub's statistics for them, unback, drain, rmmod
+#                                       rslub's statistics for them, unback, drain, rmmod;
+#                                       BACK=all: rslub loaded by the first command, the whole
+#                                       kernel on it while hackbench runs (no rmmod)
 #
 # RUNDIR is shared read-write with the host; RUNDIR/done holds the exit status.
 # RSLUB_SUITES (test): the suites to run, space-separated (vm.sh's SUITE); all if unset.
@@ -20,10 +25,19 @@ set -uo pipefail
 mode=$1 rundir=$2 moddir=$3 params=${4:-} back=${5:-}
 scripts=$(cd "$(dirname "$0")" && pwd)
 
+# whole (and run with back=all, make run WHOLE=1): rslub is loaded by the guest's first
+# command, with back=all from the kernel command line (rslub.back=all, which modprobe
+# passes on), and serves the rest of the boot.
+if [ "$mode" = whole ] || { [ "$mode" = run ] && [ "$back" = all ]; }; then
+	echo "rslub-test: checks begin" > /dev/kmsg
+	# shellcheck disable=SC2086 # PARAMS is a list of name=value words
+	modprobe -d "$rundir/modtree" rslub $params > "$rundir/whole-modprobe.out" 2>&1
+	echo $? > "$rundir/whole-modprobe.rc"
+fi
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # `run` keeps the console quiet (what matters is printed from dmesg); `test` leaves the
 # kernel log on the console, which the host keeps in vng.log, for a guest that hangs.
-[ "$mode" != test ] && dmesg -n 1 2>/dev/null
+[ "$mode" != test ] && [ "$mode" != whole ] && dmesg -n 1 2>/dev/null
 
 # Kernel log lines printed since mark_log was last called.
 log_mark=0
@@ -93,6 +107,24 @@ run_backed() {
 	echo "guest: unbacked; every rslub object was freed (0 live), after $n"
 }
 
+# run_whole (make run WHOLE=1): rslub serves the whole kernel since the first command;
+# hackbench, with the activity view of slabinfo over its run, then what rslub serves:
+# the kmalloc classes and every other cache, with their counts.
+run_whole() {
+	local d=/sys/kernel/debug/rslub
+	dmesg | grep -E 'rslub: (back=all|loaded)' | sed 's/^/guest: /'
+	echo "guest: hackbench -g 4 -l 1000 on the whole kernel served by rslub, and over its run"
+	echo "guest: the activity view of scripts/slabinfo (-D), busiest first (-A):"
+	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --command "hackbench -g 4 -l 1000" \
+		-AD 2>&1 | sed 's/^/  /'
+	[ "${PIPESTATUS[0]}" -eq 0 ] || return 1
+	echo "guest: what rslub serves ($d/back: alloc/free are objects served by rslub):"
+	sed 's/^/  /' "$d/back"
+	echo "guest: scripts/slabinfo (tools/mm/slabinfo of the test kernel) on rslub's caches:"
+	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" | sed 's/^/  /' || return 1
+	echo "guest: $(grep -c ' kmalloc alloc ' "$d/back") kmalloc classes and $(grep -c ' backed alloc ' "$d/back") other caches served, $(grep -c ' refused: ' "$d/back") refused"
+}
+
 # coverage: which of the guest's caches rslub could back. Every name in /sys/kernel/slab
 # (a cache's own, or merged into another) is checked through the back file ("?name":
 # found when it allocates, within a second, and checked; nothing is backed) while a
@@ -132,7 +164,11 @@ if [ "$mode" = coverage ]; then
 	exit 0
 fi
 
-if [ "$mode" = run ]; then
+if [ "$mode" = run ] && [ "$back" = all ]; then
+	rc=$(cat "$rundir/whole-modprobe.rc")
+	cat "$rundir/whole-modprobe.out"
+	[ "$rc" -eq 0 ] && { run_whole || rc=1; }
+elif [ "$mode" = run ]; then
 	mark_log
 	# shellcheck disable=SC2086 # PARAMS is a list of name=value words
 	modprobe -d "$rundir/modtree" rslub $params ${back:+back=$back}
@@ -140,13 +176,17 @@ if [ "$mode" = run ]; then
 	if [ "$rc" -eq 0 ] && [ -n "$back" ]; then
 		run_backed || rc=1
 	fi
+fi
+if [ "$mode" = run ]; then
 	echo "guest: kernel command line: $(cat /proc/cmdline | tr ' ' '\n' | grep '^rslub\.' | tr '\n' ' ')"
 	echo "guest: online CPUs $(cat /sys/devices/system/cpu/online), online nodes $(cat /sys/devices/system/node/online)"
 	cet=$(grep -m1 -ow -E 'ibt|user_shstk' /proc/cpuinfo | sort -u | tr '\n' ' ')
 	echo "guest: CPU flags for control-flow protection: ${cet:-none (no ibt: IBT not enforced)}"
 	echo "guest: mitigations: $(grep -H . /sys/devices/system/cpu/vulnerabilities/{spectre_v2,retbleed,srso,its} 2>/dev/null | sed 's|.*/||' | tr '\n' ';')"
 	new_log | grep -E 'rslub|WARNING|BUG|Oops|KASAN' || true
-	if [ "$rc" -eq 0 ]; then
+	if [ "$rc" -eq 0 ] && [ "$back" = all ]; then
+		! rmmod rslub 2>/dev/null && echo "guest: rmmod rslub: refused, as whole-kernel mode wants (reboot to remove)" || rc=1
+	elif [ "$rc" -eq 0 ]; then
 		rmmod rslub && echo "guest: rmmod rslub: done" || rc=1
 	fi
 	echo "$rc" > "$rundir/done"
@@ -441,6 +481,7 @@ nothing_left_to_kmemleak() {
 write_suite rslub_load
 fi
 
+if [ "$mode" = test ]; then
 # --- the KUnit module: its suites run while it loads, with the caches $back backed by it
 # while TCP and unix-socket traffic flows over loopback (scripts/traffic.py); then the
 # checks of suite rslub_traffic: rslub served those caches during the suites, every
@@ -561,18 +602,21 @@ else
 	unback_drain_unload > /dev/null || echo "guest: unbacking and unloading failed" >> "$rundir/guest.log"
 fi
 lsmod | grep -q '^rslub_kunit' && rmmod rslub_kunit 2>> "$rundir/guest.log"
+fi
 
-# --- suite rslub_whole_kernel, last (rslub stays loaded until the guest powers off):
-# rslub.ko with back=all, then processes, files, unix sockets and loopback TCP (hackbench
-# and the traffic script); every cache rslub can serve that allocated meanwhile is backed
-# and served, none of them has an error, and rmmod is refused.
+# --- suite rslub_whole_kernel, in a boot of its own (guest.sh whole): rslub loaded by
+# the first command with rslub.back=all from the kernel command line, then processes,
+# files, unix sockets and loopback TCP (hackbench and the traffic script); every cache
+# rslub can serve that allocated meanwhile is backed and served, kmalloc by rslub's size
+# classes, none of them has an error, and rmmod is refused.
 wd=/sys/kernel/debug/rslub/back
 whole_load() {
-	mark_log
-	insmod "$moddir/rslub.ko" back=all || { echo "insmod back=all failed"; new_log; return 1; }
-	new_log > "$rundir/whole-load.log"
+	grep -qw rslub.back=all /proc/cmdline || { echo "no rslub.back=all on the command line"; return 1; }
+	[ "$(cat "$rundir/whole-modprobe.rc")" = 0 ] ||
+		{ echo "modprobe rslub failed:"; cat "$rundir/whole-modprobe.out"; dmesg | grep rslub; return 1; }
+	dmesg > "$rundir/whole-load.log"
 	grep -q "back=all: every cache rslub can serve is backed" "$rundir/whole-load.log" ||
-		{ echo "no back=all message:"; cat "$rundir/whole-load.log"; return 1; }
+		{ echo "no back=all message:"; grep rslub "$rundir/whole-load.log"; return 1; }
 }
 whole_rmmod_refused() {
 	if rmmod rslub 2>/dev/null; then echo "rmmod succeeded in whole-kernel mode"; return 1; fi
@@ -641,7 +685,7 @@ whole_sound() {
 	echo "$n caches validated"
 	return "$r"
 }
-if wanted rslub_whole_kernel; then
+if [ "$mode" = whole ] && wanted rslub_whole_kernel; then
 	check back_all_loads whole_load
 	check rmmod_is_refused whole_rmmod_refused
 	check workload_runs_on_rslub whole_workload

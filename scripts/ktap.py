@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turns one test guest run into a verdict.
+"""Turns a test run's guest boots into one verdict.
 
-Reads RUNDIR/ktap/<suite> (each a KTAP document with one suite, as KUnit's debugfs
-writes it), joins them into one KTAP document, parses it with the kernel's own
+Reads RUNDIR/ktap/<suite> of each boot's RUNDIR (each a KTAP document with one suite, as
+KUnit's debugfs writes it), joins them into one KTAP document, parses it with the kernel's own
 tools/testing/kunit/kunit.py, scans the guest's kernel log for reports (oops, BUG,
 KASAN, lockdep, sleep in atomic, WARNING, and rslub's own: free list corruption, double
 free, wrong cache, red zone, poison, objects left at destruction, flags fixed up), and
@@ -78,16 +78,19 @@ def join_ktap(docs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--kunit", required=True, help="path of the kernel's kunit.py")
-    ap.add_argument("--rundir", required=True)
+    ap.add_argument("--rundir", required=True, action="append",
+                    help="a boot's directory (repeated for each boot; results go to the first)")
     ap.add_argument("suites", nargs="+", help="suites that must report")
     a = ap.parse_args()
+    rundirs, a.rundir = a.rundir, a.rundir[0]
 
     problems = []
-    finished = os.path.exists(os.path.join(a.rundir, "done"))
-    if not finished:
-        problems.append("the guest did not finish (crash, panic or timeout)")
+    for rd in rundirs:
+        if os.path.exists(os.path.join(rd, "done")):
+            continue
+        problems.append(f"the guest did not finish (crash, panic or timeout): {rd}")
         try:
-            with open(os.path.join(a.rundir, "vng.log"), errors="replace") as f:
+            with open(os.path.join(rd, "vng.log"), errors="replace") as f:
                 tail = f.read().splitlines()[-40:]
             print("--- last lines of the guest console ---")
             print("\n".join(tail))
@@ -97,10 +100,12 @@ def main():
 
     docs, missing = [], []
     for s in a.suites:
-        p = os.path.join(a.rundir, "ktap", s)
-        if os.path.exists(p):
-            with open(p, errors="replace") as f:
-                docs.append((s, f.read()))
+        for rd in rundirs:
+            p = os.path.join(rd, "ktap", s)
+            if os.path.exists(p):
+                with open(p, errors="replace") as f:
+                    docs.append((s, f.read()))
+                break
         else:
             missing.append(s)
 
@@ -128,19 +133,20 @@ def main():
                 if t.get("status") == "SKIP":
                     skipped_cases.append(f"{g['name']}.{t['name']}")
 
-    log = os.path.join(a.rundir, "dmesg")
-    if os.path.exists(log):
-        with open(log, errors="replace") as f:
-            lines = f.read().splitlines()
-        # Only what happened once the checks began (scripts/guest.sh marks the log).
-        start = next((i for i, l in enumerate(lines) if "rslub-test: checks begin" in l), 0)
-        hits = report_lines(lines[start:])
-        if hits:
-            problems.append("the kernel log has reports:\n  " + "\n  ".join(hits[:40]))
-    glog = os.path.join(a.rundir, "guest.log")
-    if os.path.exists(glog) and os.path.getsize(glog):
-        with open(glog, errors="replace") as f:
-            problems.append("the guest said:\n  " + f.read().strip())
+    for rd in rundirs:
+        log = os.path.join(rd, "dmesg")
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                lines = f.read().splitlines()
+            # Only what happened once the checks began (scripts/guest.sh marks the log).
+            start = next((i for i, l in enumerate(lines) if "rslub-test: checks begin" in l), 0)
+            hits = report_lines(lines[start:])
+            if hits:
+                problems.append("the kernel log has reports:\n  " + "\n  ".join(hits[:40]))
+        glog = os.path.join(rd, "guest.log")
+        if os.path.exists(glog) and os.path.getsize(glog):
+            with open(glog, errors="replace") as f:
+                problems.append("the guest said:\n  " + f.read().strip())
 
     passed = failed = 0
     print()
@@ -164,7 +170,7 @@ def main():
         failed += 1
     if passed + failed == 0:
         print("FAIL: no test ran")
-    print(f"logs: {a.rundir}")
+    print(f"logs: {' '.join(rundirs)}")
     print(f"{passed} passed, {failed} failed")
     with open(os.path.join(a.rundir, "verdict.json"), "w") as f:
         json.dump({"passed": passed, "failed": failed, "skipped": skipped_cases,

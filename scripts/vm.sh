@@ -10,7 +10,7 @@
 #
 # (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
-# Variables: BACK (run: kernel caches rslub backs while hackbench runs; default the skb caches, none for none), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
+# Variables: BACK (run: kernel caches rslub backs while hackbench runs; default the skb caches, none for none), WHOLE (run: 1 for the whole kernel on rslub, rslub.back=all), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
 # 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
@@ -161,8 +161,13 @@ run)
 	trap 'rm -rf "$rundir"' EXIT
 	install_modules "$rundir"
 	# The workload by default: hackbench with rslub backing the skb caches. BACK=none
-	# loads rslub alone.
-	if [ "${BACK:-}" = none ]; then
+	# loads rslub alone. WHOLE=1: the whole kernel on rslub (rslub.back=all on the
+	# kernel command line, rslub loaded by the guest's first command).
+	if [ "${WHOLE:-0}" = 1 ]; then
+		[ -z "${BACK:-}" ] || [ "$BACK" = all ] || die "WHOLE=1 backs every cache: no BACK=$BACK"
+		BACK=all
+		vng+=(--append "rslub.back=all")
+	elif [ "${BACK:-}" = none ]; then
 		BACK=
 	elif [ -z "${BACK:-}" ]; then
 		BACK=$skb_caches
@@ -225,6 +230,11 @@ fi
 # fallback path, the head-queued one, which rslub's objects must never reach.
 suite_back=$skb_caches
 
+# Every suite but the whole-kernel one runs in the first boot.
+first=() whole=
+for s in "${suites[@]}"; do
+	if [ "$s" = rslub_whole_kernel ]; then whole=1; else first+=("$s"); fi
+done
 rm -rf "$RSLUB_CACHE"/test.*  # keep only the latest run's logs
 attempt=1
 while :; do
@@ -232,11 +242,29 @@ while :; do
 	install_modules "$rundir"
 	log "test: $where; suites: ${suites[*]}; backed during the suites: $suite_back"
 	set +e
-	timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" \
-		--append "rslub.max_order=2 slab_common.rcu_min_cached_objs=0" \
-		--exec "RSLUB_SUITES='${suites[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS $suite_back" \
-		</dev/null > "$rundir/vng.log" 2>&1
-	rc=$?
+	rc=0
+	if [ -n "${first[*]}" ]; then
+		timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" \
+			--append "rslub.max_order=2 slab_common.rcu_min_cached_objs=0" \
+			--exec "RSLUB_SUITES='${first[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS $suite_back" \
+			</dev/null > "$rundir/vng.log" 2>&1
+		rc=$?
+	else
+		echo 0 > "$rundir/done"
+	fi
+	# The whole-kernel suite boots on its own: rslub.back=all on the kernel command line
+	# and rslub loaded by the guest's first command, for the rest of the boot.
+	if [ -n "$whole" ] && [ "$rc" -ne 124 ]; then
+		mkdir -p "$rundir/whole"
+		install_modules "$rundir/whole"
+		log "test: $where; suite rslub_whole_kernel: a boot with rslub.back=all"
+		timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir/whole" \
+			--append "rslub.back=all" \
+			--exec "RSLUB_SUITES=rslub_whole_kernel $RSLUB_TOP/scripts/guest.sh whole $rundir/whole $moddir" \
+			</dev/null > "$rundir/whole/vng.log" 2>&1
+		w=$?
+		[ "$rc" -ne 0 ] || rc=$w
+	fi
 	set -e
 	# A crash of QEMU itself (not of the guest) is retried once, and said so.
 	if [ ! -f "$rundir/done" ] && [ "$attempt" -eq 1 ] &&
@@ -254,7 +282,7 @@ if [ "$rc" -eq 124 ]; then
 fi
 status=0
 python3 "$RSLUB_TOP/scripts/ktap.py" --kunit "$ksrc/tools/testing/kunit/kunit.py" \
-	--rundir "$rundir" "${suites[@]}" || status=$?
+	--rundir "$rundir" ${whole:+--rundir "$rundir/whole"} "${suites[@]}" || status=$?
 # UPDATE_README=1: a green run writes its count into README.md (produced, not typed).
 if [ "$status" -eq 0 ] && [ "${UPDATE_README:-0}" = 1 ]; then
 	python3 "$RSLUB_TOP/scripts/readme_count.py" "$RSLUB_TOP/README.md" "$rundir" "$where"

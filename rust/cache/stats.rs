@@ -16,7 +16,6 @@ use crate::{
 };
 use core::{mem::offset_of, ptr};
 use kernel::{
-    bindings,
     cpu::CpuId,
     prelude::*,
     str::CString,
@@ -181,15 +180,16 @@ impl CacheCore {
     }
 
     /// The memory the cache holds now: its slabs on all nodes, the bytes of their pages,
-    /// and the bytes of the metadata rslub keeps for each slab outside it (a `Slab` from
-    /// `kmalloc`, rounded up to its size class). Counters read without a lock: a snapshot.
+    /// and the bytes of the metadata rslub keeps for each slab outside it (a `Slab`).
+    /// Counters read without a lock: a snapshot.
     pub(crate) fn footprint(&self) -> Footprint {
         let (slabs, pages) = (0..self.nodes.len() as u32)
             .map(|nid| (self.node(nid).nr_slabs(), self.node(nid).nr_pages()))
             .fold((0i64, 0i64), |(s, p), (ns, np)| (s + ns, p + np));
         let (slabs, pages) = (slabs.max(0) as u64, pages.max(0) as u64);
-        // SAFETY: A pure function of its argument.
-        let meta = unsafe { bindings::kmalloc_size_roundup(size_of::<Slab>()) } as u64;
+        // An object of `rslub_meta` (`shim::meta_alloc`), a cache of exactly this size
+        // (a multiple of its alignment).
+        let meta = size_of::<Slab>() as u64;
         Footprint {
             slabs,
             page_bytes: pages * u64::from(layout::PAGE_SIZE),
