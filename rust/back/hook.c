@@ -1507,7 +1507,7 @@ static __always_inline unsigned long rslub_kmalloc_target(unsigned long ip,
 
 		/* An rslub object goes to rslub whatever else holds (see rslub_target()). */
 		if (p)
-			return RSLUB_TO(rslub_foreign(p), rslub_r_kvrealloc);
+			return RSLUB_TO(rslub_foreign_kv(p), rslub_r_kvrealloc);
 	}
 #ifdef RSLUB_INJECT
 	if (READ_ONCE(rslub_kmalloc_task) &&
