@@ -1579,6 +1579,31 @@ static struct ftrace_ops rslub_kmalloc_ops = {
 };
 
 /*
+ * Sets @ops's filter to the @n functions at @fns and registers it: 0, or -errno with a
+ * message naming @what (the caller frees the filter).
+ */
+static int rslub_ops_register(struct ftrace_ops *ops, const unsigned long *fns, int n,
+			      const char *what)
+{
+	int h, ret;
+
+	for (h = 0; h < n; h++) {
+		/* ftrace finds the call site from the function's address; no reset. */
+		ret = ftrace_set_filter_ip(ops, fns[h], 0, 0);
+		if (ret) {
+			pr_err("rslub: %ps has no ftrace call site (%d): cannot hook %s\n",
+			       (void *)fns[h], ret, what);
+			return ret;
+		}
+	}
+	ret = register_ftrace_function(ops);
+	if (ret)
+		pr_err("rslub: cannot hook %s (%d): is another module redirecting one?\n", what,
+		       ret);
+	return ret;
+}
+
+/*
  * The distinct kmalloc caches of the kernel's that rslub can serve (up to @max, at @kcs):
  * their number. Not DMA, accounted (kmalloc-cg-*) or obj_ext-less ones, nor any the
  * common refusals exclude (a slub_debug flag).
@@ -1612,7 +1637,7 @@ int rslub_kmalloc_caches(struct kmem_cache **kcs, int max)
 int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 {
 	static const unsigned long fns[] = { RSLUB_KMALLOC_HOOKED(RSLUB_FN_ADDR) };
-	int h, t, i, j, ret;
+	int t, i, j, ret;
 
 	for (i = 0; i < ARRAY_SIZE(rslub_kmalloc_index_small); i++)
 		rslub_kmalloc_index_small[i] = __kmalloc_index(8 * (i + 1), false);
@@ -1624,19 +1649,9 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 			}
 		}
 	}
-	for (h = 0; h < RSLUB_NR_KMALLOC_HOOKED; h++) {
-		ret = ftrace_set_filter_ip(&rslub_kmalloc_ops, fns[h], 0, 0);
-		if (ret) {
-			pr_err("rslub: %ps has no ftrace call site (%d): cannot serve kmalloc\n",
-			       (void *)fns[h], ret);
-			goto out;
-		}
-	}
-	ret = register_ftrace_function(&rslub_kmalloc_ops);
-	if (ret) {
-		pr_err("rslub: cannot hook kmalloc (%d): is another module redirecting it?\n", ret);
+	ret = rslub_ops_register(&rslub_kmalloc_ops, fns, RSLUB_NR_KMALLOC_HOOKED, "kmalloc");
+	if (ret)
 		goto out;
-	}
 #ifdef CONFIG_KASAN
 	/* As in rslub_hook_init(), for a task between mempool_kmalloc() and its kmalloc(). */
 	synchronize_rcu_tasks();
@@ -1675,26 +1690,14 @@ void rslub_kmalloc_only(bool on)
 int rslub_hook_init(void)
 {
 	static const unsigned long fns[] = { RSLUB_HOOKED(RSLUB_FN_ADDR) };
-	int h, ret;
+	int ret;
 
 	rslub_rcu_wq = alloc_workqueue("rslub_rcu", WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
 	if (!rslub_rcu_wq)
 		return -ENOMEM;
-	for (h = 0; h < RSLUB_NR_HOOKED; h++) {
-		/* ftrace finds the call site from the function's address; no reset. */
-		ret = ftrace_set_filter_ip(&rslub_hook_ops, fns[h], 0, 0);
-		if (ret) {
-			pr_err("rslub: %ps has no ftrace call site (%d): cannot back caches\n",
-			       (void *)fns[h], ret);
-			goto out;
-		}
-	}
-	ret = register_ftrace_function(&rslub_hook_ops);
-	if (ret) {
-		pr_err("rslub: cannot hook the kmem_cache functions (%d): is another module redirecting one?\n",
-		       ret);
+	ret = rslub_ops_register(&rslub_hook_ops, fns, RSLUB_NR_HOOKED, "the kmem_cache functions");
+	if (ret)
 		goto out;
-	}
 #ifdef CONFIG_KASAN
 	/*
 	 * A task preempted in the kernel's mempool_alloc_slab(), between its call site and

@@ -332,7 +332,11 @@ fn start_all(st: &mut State, prefix: Option<&'static CStr>) -> Result {
     }
     hook(st)?;
     if prefix.is_none() {
-        kmalloc::start(st)?;
+        if let Err(e) = kmalloc::start(st) {
+            // Nothing was served: the hooks go, or the failed load would leave them.
+            unhook_if_idle(st);
+            return Err(e);
+        }
     }
     let prefix = prefix.map_or(ptr::null(), |p| p.as_char_ptr());
     // SAFETY: The hooks are registered; `prefix` is null or lives for ever. Cannot fail
@@ -1085,42 +1089,38 @@ pub(crate) fn exit() {
     }
 }
 
-/// What the `back` debugfs file shows: one line per backed or draining cache.
+/// One line of the `back` file: `NAME STATE alloc N free N slabs N`, the objects rslub
+/// served and took back for the cache, and its slabs.
+fn show_counts(f: &mut kernel::fmt::Formatter<'_>, c: &Cache, state: &str) -> kernel::fmt::Result {
+    let s = c.stats();
+    writeln!(
+        f,
+        "{} {state} alloc {} free {} slabs {}",
+        c.name().to_str().unwrap_or("?"),
+        s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
+        s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
+        crate::topology::online_nodes()
+            .map(|n| c.node_counts(n).0)
+            .sum::<i64>()
+    )
+}
+
+/// What the `back` debugfs file shows: one line per backed or draining cache, and per
+/// kmalloc size class.
 pub(crate) fn show(f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
     let st = BACK.lock();
     for b in st.list.iter() {
-        let c = &b.cache;
-        let s = c.stats();
-        writeln!(
-            f,
-            "{} {} alloc {} free {} slabs {}",
-            c.name().to_str().unwrap_or("?"),
-            if b.draining {
-                "draining"
-            } else if b.destroyed() {
-                "destroyed"
-            } else {
-                "backed"
-            },
-            s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
-            s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
-            crate::topology::online_nodes()
-                .map(|n| c.node_counts(n).0)
-                .sum::<i64>()
-        )?;
+        let state = if b.draining {
+            "draining"
+        } else if b.destroyed() {
+            "destroyed"
+        } else {
+            "backed"
+        };
+        show_counts(f, &b.cache, state)?;
     }
     for c in st.kmalloc.iter() {
-        let s = c.stats();
-        writeln!(
-            f,
-            "{} kmalloc alloc {} free {} slabs {}",
-            c.name().to_str().unwrap_or("?"),
-            s.get(crate::stats::Stat::AllocFast) + s.get(crate::stats::Stat::AllocSlow),
-            s.get(crate::stats::Stat::FreeFast) + s.get(crate::stats::Stat::FreeSlow),
-            crate::topology::online_nodes()
-                .map(|n| c.node_counts(n).0)
-                .sum::<i64>()
-        )?;
+        show_counts(f, c, "kmalloc")?;
     }
     for r in st.refused.iter() {
         writeln!(
