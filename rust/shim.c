@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/cache.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -175,14 +176,24 @@ static struct workqueue_struct *rslub_flush_wq;
  * own first. rslub never backs it (rslub_kc_refusal()).
  */
 static struct kmem_cache *rslub_meta_cache;
+/*
+ * Metadata in use: a cache destroyed with live objects keeps its slabs for good (as
+ * SLUB does), and their metadata with them, so the cache cannot be destroyed then.
+ */
+static atomic_long_t rslub_meta_live;
 
 void *rslub_meta_alloc(gfp_t gfp, int node)
 {
-	return kmem_cache_alloc_node(rslub_meta_cache, gfp, node);
+	void *p = kmem_cache_alloc_node(rslub_meta_cache, gfp, node);
+
+	if (p)
+		atomic_long_inc(&rslub_meta_live);
+	return p;
 }
 
 void rslub_meta_free(void *p)
 {
+	atomic_long_dec(&rslub_meta_live);
 	kmem_cache_free(rslub_meta_cache, p);
 }
 
@@ -208,8 +219,14 @@ int rslub_shim_init(unsigned int meta_size, unsigned int meta_align)
 
 void rslub_shim_exit(void)
 {
+	long live = atomic_long_read(&rslub_meta_live);
+
 	destroy_workqueue(rslub_flush_wq);
-	kmem_cache_destroy(rslub_meta_cache);
+	if (live)
+		pr_warn("%ld slabs of caches destroyed with live objects stay, and so does their metadata cache\n",
+			live);
+	else
+		kmem_cache_destroy(rslub_meta_cache);
 }
 
 static void rslub_flush_fn(struct work_struct *w)
