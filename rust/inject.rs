@@ -43,6 +43,12 @@ pub(crate) enum Point {
         /// The node asked for (`NUMA_NO_NODE`: any).
         node: i32,
     },
+    /// Whole-kernel mode: kmalloc's size class of index `0` (in the order of the kernel's
+    /// kmalloc caches) is about to be made. A hook returning `true` makes it fail.
+    SizeClass(u32),
+    /// Whole-kernel mode: every size class was made, kmalloc's hooks are about to be
+    /// registered. A hook returning `true` makes the registration fail.
+    KmallocHook,
     /// A slab's metadata is about to be allocated with `gfp`. A hook returning `true`
     /// makes it fail.
     MetaAlloc {

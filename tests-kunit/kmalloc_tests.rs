@@ -276,6 +276,48 @@ mod tests {
         assert!(classes_balanced());
     }
 
+    /// How many lines of the `back` file are kmalloc classes.
+    fn class_lines() -> usize {
+        let mut buf = KVec::from_elem(0u8, 16384, GFP_KERNEL).expect("memory");
+        let n = read_file(c"rslub_kunit/back", &mut buf).expect("back file");
+        let text = core::str::from_utf8(&buf[..n]).expect("text");
+        text.lines()
+            .filter(|l| l.contains(" kmalloc alloc "))
+            .count()
+    }
+
+    /// A start of kmalloc's service that fails while making a size class (the first, one
+    /// in the middle) or while registering kmalloc's hooks leaves nothing: no class is
+    /// listed, rslub's own hooks are as before, kmalloc goes to the kernel, and the next
+    /// start serves kmalloc as if none had failed (a class or an ftrace_ops left behind
+    /// would make it fail or warn).
+    #[test]
+    fn a_failed_start_leaves_no_class_and_no_hook() {
+        let hooked = back::hooked();
+        for fail_at in [Some(0), Some(5), None] {
+            let hook = |_: usize, p: Point| match (p, fail_at) {
+                (Point::SizeClass(j), Some(k)) => j == k,
+                (Point::KmallocHook, None) => true,
+                _ => false,
+            };
+            let installed = install(&hook).expect("injection hook");
+            assert!(back::start_kmalloc_for_suite().is_err());
+            drop(installed);
+            assert_eq!(class_lines(), 0);
+            assert_eq!(back::hooked(), hooked);
+            let p = kmalloc_64(Gfp::KERNEL);
+            assert!(p != 0 && owner(p).is_none());
+            // SAFETY: A live object of the kernel's kmalloc, freed once.
+            unsafe { kfree(p) };
+            let m = KmallocMode::start();
+            let p = kmalloc_64(Gfp::KERNEL);
+            assert!(owned_by(p, "", 64));
+            // SAFETY: A live object of kmalloc, freed once.
+            unsafe { kfree(p) };
+            drop(m);
+        }
+    }
+
     /// The gfp bits these cases use (`include/linux/gfp_types.h`).
     mod bindings_gfp {
         use kernel::bindings;

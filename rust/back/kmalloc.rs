@@ -11,7 +11,12 @@
 //! the hooks, until shutdown (the suites alone take them down, with nothing left in them).
 
 use super::{ffi, hook, unhook_if_idle, KmemCache, State};
-use crate::{cache::CacheArgs, cache::CacheCore, registry::Cache};
+use crate::{
+    cache::CacheArgs,
+    cache::CacheCore,
+    inject::{inject, Point},
+    registry::Cache,
+};
 use core::{ffi::c_int, ptr::NonNull};
 use kernel::{bindings, error::to_result, prelude::*};
 
@@ -30,10 +35,14 @@ pub(super) fn start(st: &mut State) -> Result {
     let n = unsafe { ffi::rslub_kmalloc_caches(kcs.as_mut_ptr(), MAX_CLASSES as c_int) };
     let mut classes = KVec::with_capacity(n as usize, GFP_KERNEL)?;
     let mut rcs = KVec::with_capacity(n as usize, GFP_KERNEL)?;
-    for &kc in &kcs[..n as usize] {
+    for (j, &kc) in (0u32..).zip(&kcs[..n as usize]) {
         // SAFETY: A kmalloc cache lives as long as the kernel.
         let kc = unsafe { KmemCache::from_raw(NonNull::new(kc).ok_or(EINVAL)?) };
         let i = kc.info();
+        if inject!(&kc, Point::SizeClass(j)) {
+            pr_err!("back=all: no size class {} (injected)\n", i.name);
+            return Err(ENOMEM);
+        }
         let cache = Cache::create(&CacheArgs {
             name: i.name,
             size: i.size,
@@ -56,9 +65,15 @@ pub(super) fn start(st: &mut State) -> Result {
         classes.push(cache, GFP_KERNEL)?;
     }
     hook(st)?;
-    // SAFETY: `kcs` holds `n` kmalloc caches and `rcs` their classes, which stay until
-    // `stop` (in `st.kmalloc`, below) or for ever.
-    if let Err(e) = to_result(unsafe { ffi::rslub_hook_kmalloc(kcs.as_ptr(), rcs.as_ptr(), n) }) {
+    let r = if inject!(&kcs, Point::KmallocHook) {
+        Err(EBUSY)
+    } else {
+        // SAFETY: `kcs` holds `n` kmalloc caches and `rcs` their classes, which stay
+        // until `stop` (in `st.kmalloc`, below) or for ever.
+        to_result(unsafe { ffi::rslub_hook_kmalloc(kcs.as_ptr(), rcs.as_ptr(), n) })
+    };
+    if let Err(e) = r {
+        // The classes go with `classes`: nothing was served from them.
         unhook_if_idle(st);
         return Err(e);
     }

@@ -808,6 +808,12 @@ fn unhook_if_idle(st: &mut State) {
     }
 }
 
+/// Whether rslub's hooks are registered.
+#[cfg(rslub_kunit)]
+pub(crate) fn hooked() -> bool {
+    BACK.lock().hooked
+}
+
 /// How many caches are backed or draining (while any is, the module must stay).
 #[cfg_attr(not(rslub_inject), expect(dead_code, reason = "the suites' check"))]
 pub(crate) fn backings() -> usize {
