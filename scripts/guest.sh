@@ -200,20 +200,38 @@ wanted() { [ -z "${RSLUB_SUITES+x}" ] || [[ " $RSLUB_SUITES " == *" $1 "* ]]; }
 # scripts/ktap.py scans the kernel log for reports from this line on: the boot is not
 # under test.
 echo "rslub-test: checks begin" > /dev/kmsg
-n=0 body=""
+n=0 body="" unloaded_after_check=
 # check NAME COMMAND...: runs COMMAND, records ok/not ok (its output as diagnostics).
 check() {
 	local name=$1
 	shift
 	n=$((n + 1))
-	local out
-	if out=$("$@" 2>&1); then
+	local out rc=0
+	out=$("$@" 2>&1) || rc=1
+	# In suite rslub_load every check unloads what it loaded, passed or failed: one that
+	# leaves rslub behind fails, says what rslub still backs, and is cleaned up after, so
+	# that the next checks (and the KUnit module's hooks) find no rslub.
+	if [ -n "$unloaded_after_check" ] && grep -q '^rslub ' /proc/modules; then
+		rc=1
+		out+=$'\n'"rslub is still loaded after this check; cleaning up:"$'\n'"$(leftover_unload 2>&1)"
+	fi
+	if [ "$rc" = 0 ]; then
 		[ -n "$out" ] && body+="$(printf '%s\n' "$out" | sed 's/^/        # /')"$'\n'
 		body+="    ok $n $name"$'\n'
 	else
 		body+="$(printf '%s\n' "$out" | sed 's/^/        # /')"$'\n'
 		body+="    not ok $n $name"$'\n'
 	fi
+}
+
+# leftover_unload: unbacks whatever rslub still backs, drains it (up to 600 rounds) and
+# unloads it, saying what was backed and whether that worked.
+leftover_unload() {
+	local d=/sys/kernel/debug/rslub/back caches
+	echo "back file: $(cat "$d" 2>&1)"
+	caches=$(awk '$2 == "backed" {print $1}' "$d" 2>/dev/null | paste -sd, -)
+	unback_and_drain "$d" "$caches" 600
+	rmmod rslub && echo "rslub unloaded after the cleanup"
 }
 
 # write_suite NAME: the checks so far, as KTAP suite NAME; starts a new suite.
@@ -295,6 +313,7 @@ if wanted rslub_load; then
 # nothing_left_to_kmemleak, the last check).
 kmemleak=/sys/kernel/debug/kmemleak
 [ -e $kmemleak ] && echo clear > $kmemleak
+unloaded_after_check=1
 check load_with_defaults load_ok "loaded: max_order=3 min_order=0 min_objects="
 check load_with_params load_ok "loaded: max_order=4 min_order=1 min_objects=16 min_partial=7" \
 	max_order=4 min_order=1 min_objects=16 min_partial=7
@@ -479,6 +498,7 @@ nothing_left_to_kmemleak() {
 [ -e $kmemleak ] && check nothing_left_to_kmemleak nothing_left_to_kmemleak
 
 write_suite rslub_load
+unloaded_after_check=
 fi
 
 if [ "$mode" = test ]; then
@@ -495,9 +515,12 @@ if have_memcg; then
 fi
 rm -f "$stop"
 ip link set lo up 2>/dev/null
+rm -f "$stop.ready"
 python3 "$(dirname "$0")/traffic.py" "$stop" tcp unix > "$rundir/traffic.out" 2>&1 &
 traffic=$!
-sleep 1
+# Until the first message came back (python starts slowly on a busy host or the debug
+# kernel): the suites may be short (SUITE=).
+for i in $(seq 120); do [ -e "$stop.ready" ] && break; sleep 0.5; done
 mark_log
 # shellcheck disable=SC2086 # a list of name=value words
 insmod "$moddir/rslub_kunit.ko" $params ${back:+back=$back} ||
@@ -685,10 +708,77 @@ whole_sound() {
 	echo "$n caches validated"
 	return "$r"
 }
+# whole_stress: Debian's stress-ng, a fixed list of stressors of its memory, vm, fork and
+# exec, pipe, socket (loopback only) and file classes (not epoll: its server cannot bind
+# as nobody in the guest, EACCES, ipv4 and unix alike), one instance each, all at once,
+# bounded in time (20 s, TORTURE_SECONDS) and in operations per stressor; as user nobody
+# (the exec stressor refuses root). Every stressor must finish without an error.
+whole_stress() {
+	local s args=() out rc dir=/tmp/rslub-stress secs=${TORTURE_SECONDS:-20}
+	command -v stress-ng > /dev/null || { echo "stress-ng is not installed (scripts/setup.sh)"; return 1; }
+	for s in malloc brk memfd vm mmap mremap madvise fault fork vfork clone exec zombie poll \
+		pipe splice tee sock udp sockpair dentry open filename rename link getdent dir; do
+		args+=("--$s" 1 "--$s-ops" 200000)
+	done
+	mkdir -p "$dir" && chmod 1777 "$dir"
+	ip link set lo up 2>/dev/null
+	out=$(cd "$dir" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+		stress-ng --temp-path "$dir" --timeout "$secs" --vm-bytes 16M --mmap-bytes 8M \
+		--malloc-bytes 8M --metrics-brief "${args[@]}" 2>&1)
+	rc=$?
+	rm -rf "$dir"
+	# The table of operations per stressor (not the miscellaneous figures after it) and
+	# what stress-ng says of the run.
+	awk '/miscellaneous metrics/ { misc = 1 } /^stress-ng: (info|fail|error|warn)/ || (/^stress-ng: metrc/ && !misc)' \
+		<<<"$out" | sed 's/^stress-ng: //; s/\[[0-9]*\] //'
+	[ "$rc" = 0 ] || { tail -20 <<<"$out"; echo "stress-ng exited with $rc"; return 1; }
+	grep -q 'successful run completed' <<<"$out" || { echo "stress-ng did not complete"; return 1; }
+	! grep -qE '^stress-ng: (fail|error):' <<<"$out" || { echo "a stressor failed"; return 1; }
+}
+# whole_kernel_tests: the kernel's own tests of XArray, maple tree and rhashtable (test
+# modules that run at load and fail it when a case fails) and the KUnit list suites,
+# every allocation of theirs served by rslub's kmalloc classes and backed caches
+# (radix_tree_node, maple_node).
+whole_kernel_tests() {
+	local m out r=0 rc res fg=/sys/module/kunit/parameters/filter_glob fglob
+	fglob=$(cat "$fg")
+	for m in "test_xarray" "test_maple_tree" "test_rhashtable parm_entries=10000 runs=2 tcount=4" \
+		"list-test"; do
+		mark_log
+		# SUITE= filters KUnit's suites by name (kunit.filter_glob): the list suites run
+		# anyway, and the filter is as it was after their load.
+		[ "$m" = list-test ] && [ "$fglob" != "(null)" ] && printf '*' > "$fg"
+		# shellcheck disable=SC2086 # the module and its parameters
+		modprobe -d "$rundir/modtree" $m
+		rc=$?
+		[ "$fglob" = "(null)" ] || printf '%s' "$fglob" > "$fg"
+		[ "$rc" = 0 ] || { echo "modprobe $m failed:"; new_log | tail -20; r=1; continue; }
+		out=$(new_log)
+		case $m in
+		test_xarray) grep -E 'XArray: [0-9]+ of [0-9]+ tests passed' <<<"$out" || r=1 ;;
+		test_maple_tree) grep -E 'maple_tree: [0-9]+ of [0-9]+ tests passed' <<<"$out" || r=1 ;;
+		test_rhashtable*)
+			grep -E 'Started [0-9]+ threads, 0 failed, rhltable test returns 0' <<<"$out" || r=1
+			grep -q 'Testing rhashtable_next_key: pass' <<<"$out" || { echo "rhashtable_next_key failed"; r=1; }
+			! grep -E 'Test failed|YES, failed' <<<"$out" || r=1 ;;
+		list-test)
+			for res in list-kunit-test hlist klist; do
+				res=/sys/kernel/debug/kunit/$res/results
+				[ -f "$res" ] || { echo "no $res: $(ls /sys/kernel/debug/kunit)"; r=1; continue; }
+				grep -E '^(not )?ok [0-9]+ ' "$res" || { echo "no verdict in $res:"; cat "$res"; r=1; }
+				grep -q '^not ok ' "$res" && r=1
+			done ;;
+		esac
+		rmmod "${m%% *}" 2>/dev/null
+	done
+	return "$r"
+}
 if [ "$mode" = whole ] && wanted rslub_whole_kernel; then
 	check back_all_loads whole_load
 	check rmmod_is_refused whole_rmmod_refused
 	check workload_runs_on_rslub whole_workload
+	check stress_ng_runs_on_rslub whole_stress
+	check kernel_data_structure_tests_pass whole_kernel_tests
 	check caches_are_served whole_served
 	check kmalloc_is_served whole_kmalloc
 	check backed_caches_are_sound whole_sound

@@ -44,14 +44,19 @@ moddir=$(KDIR=$kdir "$RSLUB_TOP/scripts/modules.sh")
 
 # install_modules RUNDIR: `make modules_install INSTALL_MOD_PATH=RUNDIR/modtree`, as a user
 # installs the modules; the guest's modprobe finds them there (modprobe -d). The empty
-# lists of the kernel's own modules keep depmod from warning about an empty tree.
+# lists of the kernel's own modules keep depmod from warning about an empty tree. The
+# kernel's own test modules that the whole-kernel torture loads (scripts/kconfig/base.config)
+# go in beside them.
 install_modules() {
-	local d
+	local d m
 	d=$1/modtree/lib/modules/$(cat "$kdir/include/config/kernel.release")
-	mkdir -p "$d"
+	mkdir -p "$d/kernel/lib"
 	: > "$d/modules.order"
 	: > "$d/modules.builtin"
 	: > "$d/modules.builtin.modinfo"
+	for m in lib/test_xarray.ko lib/test_maple_tree.ko lib/test_rhashtable.ko lib/tests/list-test.ko; do
+		[ -f "$kdir/$m" ] && cp "$kdir/$m" "$d/kernel/lib/"
+	done
 	make -s -C "$RSLUB_TOP" modules_install INSTALL_MOD_PATH="$1/modtree" KDIR="$kdir" >/dev/null
 }
 # The skb caches rslub backs in `make run` by default and during the suites. Under KASAN
