@@ -276,21 +276,23 @@ mod tests {
         assert!(classes_balanced());
     }
 
-    /// How many lines of the `back` file are kmalloc classes.
-    fn class_lines() -> usize {
-        let mut buf = KVec::from_elem(0u8, 16384, GFP_KERNEL).expect("memory");
-        let n = read_file(c"rslub_kunit/back", &mut buf).expect("back file");
-        let text = core::str::from_utf8(&buf[..n]).expect("text");
-        text.lines()
-            .filter(|l| l.contains(" kmalloc alloc "))
-            .count()
+    /// Whether the class `name` exists: its debugfs folder holds a `layout` file.
+    fn class_exists(name: &CStr) -> bool {
+        let mut path = KVec::new();
+        for part in [&b"rslub_kunit/"[..], name.to_bytes(), b"/layout\0"] {
+            path.extend_from_slice(part, GFP_KERNEL).expect("memory");
+        }
+        let path = CStr::from_bytes_with_nul(&path).expect("path");
+        let mut buf = KVec::from_elem(0u8, 4096, GFP_KERNEL).expect("memory");
+        read_file(path, &mut buf).is_ok()
     }
 
     /// A start of kmalloc's service that fails while making a size class (the first, one
-    /// in the middle) or while registering kmalloc's hooks leaves nothing: no class is
-    /// listed, rslub's own hooks are as before, kmalloc goes to the kernel, and the next
-    /// start serves kmalloc as if none had failed (a class or an ftrace_ops left behind
-    /// would make it fail or warn).
+    /// in the middle) or once kmalloc's hooks have their table (before their
+    /// registration) leaves nothing: no class (the ones made first are destroyed), no
+    /// kmalloc hook registered and no class in their table, rslub's own hooks as before,
+    /// the suite's task filter off, kmalloc going to the kernel; and the next start
+    /// serves kmalloc as if none had failed.
     #[test]
     fn a_failed_start_leaves_no_class_and_no_hook() {
         let hooked = back::hooked();
@@ -303,19 +305,25 @@ mod tests {
             let installed = install(&hook).expect("injection hook");
             assert!(back::start_kmalloc_for_suite().is_err());
             drop(installed);
-            assert_eq!(class_lines(), 0);
+            for name in [c"kmalloc-8", c"kmalloc-16", c"kmalloc-64", c"kmalloc-96"] {
+                assert!(!class_exists(name));
+            }
+            assert_eq!(back::kmalloc_hooked(), (false, false));
             assert_eq!(back::hooked(), hooked);
             let p = kmalloc_64(Gfp::KERNEL);
             assert!(p != 0 && owner(p).is_none());
             // SAFETY: A live object of the kernel's kmalloc, freed once.
             unsafe { kfree(p) };
             let m = KmallocMode::start();
+            assert_eq!(back::kmalloc_hooked(), (true, true));
+            assert!(class_exists(c"kmalloc-64"));
             let p = kmalloc_64(Gfp::KERNEL);
             assert!(owned_by(p, "", 64));
             // SAFETY: A live object of kmalloc, freed once.
             unsafe { kfree(p) };
             drop(m);
         }
+        assert_eq!(back::kmalloc_hooked(), (false, false));
     }
 
     /// The gfp bits these cases use (`include/linux/gfp_types.h`).

@@ -79,6 +79,9 @@ void rslub_unhook_kmalloc(void);
 bool rslub_can_sight(void);
 #ifdef RSLUB_INJECT
 void rslub_kmalloc_only(bool on);
+void rslub_kmalloc_fail_next(void);
+bool rslub_kmalloc_hooked(void);
+bool rslub_kmalloc_filtered(void);
 #endif
 bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset);
 struct kmem_cache *rslub_kc_known(const char *name);
@@ -1267,6 +1270,10 @@ static __always_inline unsigned int rslub_kmalloc_index(size_t size)
  * classes the suite destroys.
  */
 static struct task_struct *rslub_kmalloc_task;
+#ifdef RSLUB_INJECT
+/* Test-only: rslub_kmalloc_fail_next() was called (under the backing lock). */
+static bool rslub_kmalloc_fail;
+#endif
 #endif
 
 /* Where the kmalloc entry points keep their arguments (the parameter lists vary). */
@@ -1649,6 +1656,13 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 			}
 		}
 	}
+#ifdef RSLUB_INJECT
+	if (rslub_kmalloc_fail) {
+		rslub_kmalloc_fail = false;
+		ret = -EBUSY;
+		goto out;
+	}
+#endif
 	ret = rslub_ops_register(&rslub_kmalloc_ops, fns, RSLUB_NR_KMALLOC_HOOKED, "kmalloc");
 	if (ret)
 		goto out;
@@ -1680,6 +1694,32 @@ void rslub_kmalloc_only(bool on)
 {
 	WRITE_ONCE(rslub_kmalloc_task, on ? current : NULL);
 	synchronize_rcu();
+}
+
+/* Test-only: the next rslub_hook_kmalloc() fails once its table is filled. */
+void rslub_kmalloc_fail_next(void)
+{
+	rslub_kmalloc_fail = true;
+}
+
+/* Test-only: whether kmalloc's hooks are registered or any class is in their table. */
+bool rslub_kmalloc_hooked(void)
+{
+	int t, i;
+
+	if (rslub_kmalloc_ops.flags & FTRACE_OPS_FL_ENABLED)
+		return true;
+	for (t = 0; t < NR_KMALLOC_TYPES; t++)
+		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
+			if (rslub_kmalloc_rc[t][i])
+				return true;
+	return false;
+}
+
+/* Test-only: whether rslub_kmalloc_only() limits the hooks to a task. */
+bool rslub_kmalloc_filtered(void)
+{
+	return READ_ONCE(rslub_kmalloc_task);
 }
 #endif
 

@@ -65,13 +65,16 @@ pub(super) fn start(st: &mut State) -> Result {
         classes.push(cache, GFP_KERNEL)?;
     }
     hook(st)?;
-    let r = if inject!(&kcs, Point::KmallocHook) {
-        Err(EBUSY)
-    } else {
-        // SAFETY: `kcs` holds `n` kmalloc caches and `rcs` their classes, which stay
-        // until `stop` (in `st.kmalloc`, below) or for ever.
-        to_result(unsafe { ffi::rslub_hook_kmalloc(kcs.as_ptr(), rcs.as_ptr(), n) })
-    };
+    if inject!(&kcs, Point::KmallocHook) {
+        // SAFETY: No precondition; only the test module has it.
+        #[cfg(rslub_inject)]
+        unsafe {
+            ffi::rslub_kmalloc_fail_next()
+        };
+    }
+    // SAFETY: `kcs` holds `n` kmalloc caches and `rcs` their classes, which stay until
+    // `stop` (in `st.kmalloc`, below) or for ever.
+    let r = to_result(unsafe { ffi::rslub_hook_kmalloc(kcs.as_ptr(), rcs.as_ptr(), n) });
     if let Err(e) = r {
         // The classes go with `classes`: nothing was served from them.
         unhook_if_idle(st);

@@ -99,6 +99,12 @@ mod ffi {
         pub(super) fn rslub_unhook_kmalloc();
         #[cfg(rslub_kunit)]
         pub(super) fn rslub_kmalloc_only(on: bool);
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_kmalloc_fail_next();
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_kmalloc_hooked() -> bool;
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_kmalloc_filtered() -> bool;
     }
 }
 
@@ -812,6 +818,15 @@ fn unhook_if_idle(st: &mut State) {
 #[cfg(rslub_kunit)]
 pub(crate) fn hooked() -> bool {
     BACK.lock().hooked
+}
+
+/// Whether kmalloc's hooks are registered or hold a class, and whether they are limited
+/// to a task ([`start_kmalloc_for_suite`]).
+#[cfg(rslub_inject)]
+pub(crate) fn kmalloc_hooked() -> (bool, bool) {
+    let _st = BACK.lock();
+    // SAFETY: No precondition; under the backing lock, as every change of either.
+    unsafe { (ffi::rslub_kmalloc_hooked(), ffi::rslub_kmalloc_filtered()) }
 }
 
 /// How many caches are backed or draining (while any is, the module must stay).
