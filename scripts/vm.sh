@@ -55,7 +55,11 @@ install_modules() {
 	: > "$d/modules.builtin"
 	: > "$d/modules.builtin.modinfo"
 	for m in lib/test_xarray.ko lib/test_maple_tree.ko lib/test_rhashtable.ko lib/tests/list-test.ko; do
-		[ -f "$kdir/$m" ] && cp "$kdir/$m" "$d/kernel/lib/"
+		if [ -f "$kdir/$m" ]; then
+			cp "$kdir/$m" "$d/kernel/lib/"
+		else
+			log "no $m in $kdir: the whole-kernel torture will say it cannot load it"
+		fi
 	done
 	make -s -C "$RSLUB_TOP" modules_install INSTALL_MOD_PATH="$1/modtree" KDIR="$kdir" >/dev/null
 }
