@@ -355,29 +355,36 @@ check reject_unknown_cache_to_back unknown_cache_is_a_bad_parameter
 # vm_freeptr) backed through debugfs once rslub is loaded (the load's uevent has been
 # handled by then), while a loop starts processes: each maps vm_area_structs, which its
 # page faults find under RCU (lock_vma_under_rcu()) and its exit frees. A VMA lives as
-# long as its process, so the loop's processes are all gone before unbacking, and this
-# shell unbacks with a builtin before it forks again: a command substitution forked
-# while the cache is backed copies this shell's VMAs from rslub (29 of them) and holds
-# them until it exits. The drain then waits for VMAs that something else mapped
-# meanwhile, and says which cache is still draining if it gives up.
+# long as its process, and a process that maps or splits one while the cache is backed
+# holds an rslub object until it unmaps it or exits: so backing, counting and unbacking
+# happen in a child of this shell that exits before the drain, after the loop's
+# processes (this shell, waiting meanwhile, maps nothing; once it held one VMA for the
+# whole check, and the drain gave up). The drain then waits for VMAs that something
+# else mapped meanwhile, and says which cache is still draining if it gives up.
 back_typesafe_cache() {
 	local cache=vm_area_struct d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user line n out
+	local seen=$rundir/typesafe-backed
 	insmod "$moddir/rslub.ko" || { echo "insmod failed"; return 1; }
-	rm -f "$stop"
+	rm -f "$stop" "$stop.done" "$seen"
 	# Running already: backing by name waits for the cache's next allocation.
-	(while [ ! -e "$stop" ]; do ls / > /dev/null; cat /proc/self/maps > /dev/null; done) &
+	(while [ ! -e "$stop" ]; do ls / > /dev/null; cat /proc/self/maps > /dev/null; done
+		touch "$stop.done") &
 	local user=$!
 	mark_log
-	if ! echo "$cache" > "$d"; then
-		touch "$stop"; wait "$user"
-		echo "cannot back $cache:"; new_log; rmmod rslub
-		return 1
-	fi
-	sleep 2
+	(
+		echo "$cache" > "$d" || { touch "$stop"; echo "cannot back $cache:"; exit 1; }
+		sleep 2
+		touch "$stop"
+		for i in $(seq 300); do [ -e "$stop.done" ] && break; sleep 0.1; done
+		grep "^$cache backed" "$d" > "$seen"
+		echo "-$cache" > "$d" || { echo "cannot unback $cache"; exit 1; }
+	)
+	out=$?
 	touch "$stop"; wait "$user"
-	line=$(grep "^$cache backed" "$d") || { echo "not backed: $(cat "$d")"; return 1; }
+	# On failure check() unloads what is left.
+	[ "$out" = 0 ] || { new_log; return 1; }
+	line=$(cat "$seen") && [ -n "$line" ] || { echo "was not backed: $(cat "$d")"; return 1; }
 	n=$(echo "$line" | awk '{print $4}')
-	echo "-$cache" > "$d" || { echo "cannot unback $cache"; return 1; }
 	out=$(unback_and_drain "$d" "" 300) || { echo "$out"; return 1; }
 	rmmod rslub || { echo "rmmod failed after unbacking"; return 1; }
 	[ "$n" -gt 0 ] || { echo "rslub served no allocation of $cache: $line"; return 1; }
