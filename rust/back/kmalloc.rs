@@ -66,8 +66,8 @@ pub(super) fn start(st: &mut State) -> Result {
     }
     hook(st)?;
     if inject!(&kcs, Point::KmallocHook) {
-        // SAFETY: No precondition; only the test module has it.
         #[cfg(rslub_inject)]
+        // SAFETY: No precondition; only the test module has it.
         unsafe {
             ffi::rslub_kmalloc_fail_next()
         };
