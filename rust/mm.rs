@@ -3,7 +3,10 @@
 //! Slab pages: allocation from the page allocator, and the O(1) way back from an object
 //! address to its slab.
 //!
-//! A slab is `2^order` pages from `alloc_pages_node()`, not compound. Every page of the
+//! A slab is `2^order` pages from `alloc_pages_node()`, not compound, their reference
+//! counts 0 while rslub holds them (the first page's frozen from the 1 it was allocated
+//! with, as SLUB's slab pages are frozen): so `sendpage_ok()` refuses them, and zero-copy
+//! senders copy slab objects instead of sending their page by reference. Every page of the
 //! slab has its `struct page`'s `private` field pointing at the slab's metadata; the
 //! page allocator hands pages out with `private` zero and leaves the field to the owner.
 //! The page's index field (`__folio_index`, the file offset of page-cache pages) holds
@@ -23,7 +26,7 @@ use kernel::{bindings, page::PAGE_SHIFT};
 /// # Invariants
 ///
 /// `page` is the first of `2^order` pages allocated (not compound) from the page
-/// allocator, not yet freed; `addr` is their direct-map address; `pfmemalloc` is
+/// allocator, not yet freed, its count frozen at 0; `addr` is their direct-map address; `pfmemalloc` is
 /// `page_is_pfmemalloc()` of `page` when it was allocated.
 pub(crate) struct SlabPages {
     page: NonNull<bindings::page>,
@@ -48,8 +51,17 @@ impl SlabPages {
         // any GFP mask and any order up to `MAX_PAGE_ORDER`, which the layout guarantees.
         let page =
             NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp.raw(), order) })?;
+        // SAFETY: Just allocated, with the count 1.
+        if !unsafe { shim::page_freeze(page) } {
+            // A speculative reference: the last put frees the first page, and this frees
+            // the others; the caller falls back as after a failed allocation.
+            // SAFETY: Allocated above with `order`; ours alone but for that reference.
+            unsafe { bindings::__free_pages(page.as_ptr(), order) };
+            return None;
+        }
         let addr = shim::page_address(page);
-        // INVARIANT: `page` was just allocated with `order`; `addr` is its address.
+        // INVARIANT: `page` was just allocated with `order` and frozen; `addr` is its
+        // address.
         Some(Self {
             page,
             addr,
@@ -66,8 +78,13 @@ impl SlabPages {
     /// `__free_pages(page, order)` may free.
     #[cfg(rslub_inject)]
     pub(crate) unsafe fn from_raw(page: NonNull<bindings::page>, order: u32) -> Self {
+        // SAFETY: The caller's, as allocated (the count 1); a speculative reference is
+        // dropped soon (the test runs in process context).
+        while !unsafe { shim::page_freeze(page) } {
+            core::hint::spin_loop();
+        }
         let addr = shim::page_address(page);
-        // INVARIANT: the caller gives up `page`, the first of `2^order` pages.
+        // INVARIANT: the caller gives up `page`, the first of `2^order` pages, frozen.
         Self {
             page,
             addr,
@@ -124,9 +141,12 @@ impl SlabPages {
 impl Drop for SlabPages {
     fn drop(&mut self) {
         self.set_owner(core::ptr::null(), core::ptr::null());
-        // SAFETY: By the type invariant `page` was allocated with `order` and not freed;
-        // this value is being dropped, so nothing refers to the pages any more.
-        unsafe { bindings::__free_pages(self.page.as_ptr(), self.order) };
+        // SAFETY: By the type invariant `page` was allocated with `order`, frozen, and not
+        // freed; this value is being dropped, so nothing refers to the pages any more.
+        unsafe {
+            shim::page_unfreeze(self.page);
+            bindings::__free_pages(self.page.as_ptr(), self.order);
+        }
     }
 }
 

@@ -107,6 +107,23 @@ void *rslub_page_address(struct page *page)
 	return page_address(page);
 }
 
+/*
+ * Takes the reference count of @page, just allocated, from 1 to 0, as SLUB's slab pages
+ * are (frozen): false if someone holds a speculative reference meanwhile (a lookup's
+ * folio_try_get() of a page it saw before it was freed), which the caller then gives
+ * back with __free_pages(), the last put freeing it.
+ */
+bool rslub_page_freeze(struct page *page)
+{
+	return page_ref_freeze(page, 1);
+}
+
+/* Gives @page, frozen by rslub_page_freeze(), its reference back, for __free_pages(). */
+void rslub_page_unfreeze(struct page *page)
+{
+	page_ref_unfreeze(page, 1);
+}
+
 int rslub_page_to_nid(const struct page *page)
 {
 	return page_to_nid(page);

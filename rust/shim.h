@@ -24,6 +24,8 @@ bool rslub_init_on_free(void);
 bool rslub_debug_pagealloc_enabled(void);
 bool rslub_virt_addr_valid(const void *addr);
 void *rslub_page_address(struct page *page);
+bool rslub_page_freeze(struct page *page);
+void rslub_page_unfreeze(struct page *page);
 int rslub_page_to_nid(const struct page *page);
 bool rslub_page_is_pfmemalloc(const struct page *page);
 bool rslub_pfmemalloc_allowed(gfp_t gfp);

@@ -28,6 +28,8 @@ mod ffi {
         pub(super) fn rslub_debug_pagealloc_enabled() -> bool;
         pub(super) fn rslub_virt_addr_valid(addr: *const c_void) -> bool;
         pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
+        pub(super) fn rslub_page_freeze(page: *mut c_void) -> bool;
+        pub(super) fn rslub_page_unfreeze(page: *mut c_void);
         pub(super) fn rslub_page_to_nid(page: *const c_void) -> i32;
         pub(super) fn rslub_page_is_pfmemalloc(page: *const c_void) -> bool;
         pub(super) fn rslub_pfmemalloc_allowed(gfp: u32) -> bool;
@@ -161,6 +163,27 @@ pub(crate) fn page_to_nid(page: NonNull<bindings::page>) -> u32 {
     // SAFETY: `page` is a valid `struct page`.
     let nid = unsafe { ffi::rslub_page_to_nid(page.as_ptr().cast()) };
     nid.unsigned_abs()
+}
+
+/// Takes the count of `page` from 1 to 0 (`page_ref_freeze(page, 1)`): false if a
+/// speculative reference is held meanwhile.
+///
+/// # Safety
+///
+/// `page` must be a page the caller owns with the count 1 it was allocated with.
+pub(crate) unsafe fn page_freeze(page: NonNull<bindings::page>) -> bool {
+    // SAFETY: `page` is a valid `struct page`, the caller's.
+    unsafe { ffi::rslub_page_freeze(page.as_ptr().cast()) }
+}
+
+/// Gives `page`, frozen by [`page_freeze`], its count of 1 back.
+///
+/// # Safety
+///
+/// `page` must be frozen by [`page_freeze`] and not unfrozen since.
+pub(crate) unsafe fn page_unfreeze(page: NonNull<bindings::page>) {
+    // SAFETY: `page` is a valid `struct page` with the count 0, the caller's.
+    unsafe { ffi::rslub_page_unfreeze(page.as_ptr().cast()) }
 }
 
 /// Whether `page` came from the emergency reserves (`page_is_pfmemalloc()`).

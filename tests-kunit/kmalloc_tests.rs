@@ -22,7 +22,7 @@ mod tests {
         test_shim::{
             is_vmalloc, kfree, kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_node,
             kmalloc_size_roundup, kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc,
-            kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page, read_file,
+            kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok,
         },
     };
     use core::ffi::c_void;
@@ -324,6 +324,42 @@ mod tests {
             drop(m);
         }
         assert_eq!(back::kmalloc_hooked(), (false, false));
+    }
+
+    /// No object of a class is a page to send by reference: `sendpage_ok()` refuses every
+    /// page of rslub's slabs, the first of each slab included, as it refuses the kernel's
+    /// slab pages (6.12: `PG_slab`; 7.3: frozen, their count 0), so zero-copy senders
+    /// (nvme-tcp, iSCSI, ceph, `MSG_SPLICE_PAGES`) copy kmalloc buffers instead of
+    /// sending a page whose objects may be freed and reused before a retransmit.
+    #[test]
+    fn no_object_is_sendpage_ok() {
+        let k = kmalloc(512, Gfp::KERNEL);
+        assert!(k != 0 && owner(k).is_none());
+        assert!(!sendpage_ok(k));
+        // SAFETY: A live object of the kernel's kmalloc, freed once.
+        unsafe { kfree(k) };
+        let _m = KmallocMode::start();
+        for size in [64usize, 512, 4096, 8192] {
+            let mut objs = KVec::new();
+            // Enough for several slabs of each class, so that some objects lie on the
+            // first page of a slab.
+            for _ in 0..48 {
+                let p = kmalloc(size, Gfp::KERNEL);
+                assert!(owned_by(p, "", size));
+                objs.push(p, GFP_KERNEL).expect("memory");
+            }
+            for &p in objs.iter() {
+                if sendpage_ok(p) {
+                    pr_err!("size {size}: the page of {p:#x} is sendpage_ok\n");
+                }
+                assert!(!sendpage_ok(p));
+            }
+            for &p in objs.iter() {
+                // SAFETY: Live objects of kmalloc, freed once.
+                unsafe { kfree(p) };
+            }
+        }
+        assert!(classes_balanced());
     }
 
     /// The gfp bits these cases use (`include/linux/gfp_types.h`).

@@ -26,6 +26,7 @@
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/mempool.h>
+#include <linux/net.h>
 #include <linux/kmsg_dump.h>
 #include <linux/workqueue.h>
 
@@ -83,6 +84,7 @@ void *rslub_test_kmalloc(size_t size, gfp_t gfp);
 void *rslub_test_kmalloc_node(size_t size, gfp_t gfp, int node);
 void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp);
 void *rslub_test_kmalloc_64(gfp_t gfp);
+bool rslub_test_sendpage_ok(const void *obj);
 void *rslub_test_kmalloc_512_node(gfp_t gfp, int node);
 void *rslub_test_kvmalloc(size_t size, gfp_t gfp);
 void *rslub_test_kvrealloc(const void *obj, size_t size, gfp_t gfp);
@@ -696,6 +698,12 @@ noinline void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp)
 noinline void *rslub_test_kmalloc_64(gfp_t gfp)
 {
 	return kmalloc(64, gfp);
+}
+
+/* Whether a zero-copy sender would send @obj's page by reference (include/linux/net.h). */
+bool rslub_test_sendpage_ok(const void *obj)
+{
+	return sendpage_ok(virt_to_page(obj));
 }
 
 noinline void *rslub_test_kmalloc_512_node(gfp_t gfp, int node)

@@ -100,6 +100,7 @@ mod ffi {
         pub(super) fn rslub_test_kmalloc_node(size: usize, gfp: u32, node: i32) -> usize;
         pub(super) fn rslub_test_kmalloc_track_caller(size: usize, gfp: u32) -> usize;
         pub(super) fn rslub_test_kmalloc_64(gfp: u32) -> usize;
+        pub(super) fn rslub_test_sendpage_ok(obj: usize) -> bool;
         pub(super) fn rslub_test_kmalloc_512_node(gfp: u32, node: i32) -> usize;
         pub(super) fn rslub_test_kvmalloc(size: usize, gfp: u32) -> usize;
         pub(super) fn rslub_test_kvrealloc(obj: *const c_void, size: usize, gfp: u32) -> usize;
@@ -1082,6 +1083,12 @@ pub(crate) fn kmalloc_track_caller(size: usize, gfp: crate::gfp::Gfp) -> usize {
 pub(crate) fn kmalloc_64(gfp: crate::gfp::Gfp) -> usize {
     // SAFETY: Any flags.
     unsafe { ffi::rslub_test_kmalloc_64(gfp.raw()) }
+}
+
+/// `sendpage_ok()` of the page of `obj`, a live object of the direct map.
+pub(crate) fn sendpage_ok(obj: usize) -> bool {
+    // SAFETY: `virt_to_page()` of a direct-map address; only reads its `struct page`.
+    unsafe { ffi::rslub_test_sendpage_ok(obj) }
 }
 
 /// `kmalloc_node(512, gfp, node)`; see [`kmalloc`].
