@@ -36,7 +36,7 @@ struct rslub_cache;
 
 /*
  * Creates a cache of objects of @size bytes aligned to @align (0, or a power of two up to
- * PAGE_SIZE), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*, RSLUB_TYPESAFE_BY_RCU) and an optional
+ * the page allocator's largest block), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*, RSLUB_TYPESAFE_BY_RCU) and an optional
  * constructor run once per object when its slab is created. @name must be unique among
  * live caches. Returns the cache, or an ERR_PTR(): -EINVAL for bad arguments (size 0 or
  * too large for a slab, a bad alignment, an unknown flag, an empty or NULL name),

@@ -363,9 +363,13 @@ pub(crate) fn slub_min_partial_for(size: u32) -> u32 {
     (size.max(1).ilog2() / 2).clamp(MIN_PARTIAL, MAX_PARTIAL)
 }
 
-/// An alignment is valid when it is 0 (none asked) or a power of two no larger than a page.
+/// An alignment is valid when it is 0 (none asked) or a power of two no larger than the
+/// page allocator's largest block. One above a page holds too: the stride is a multiple of
+/// it, a slab holds at least one stride, and a block of `2^order` pages is aligned to its
+/// size, so every object's offset and the slab's address are multiples of it (as in
+/// SLUB, which takes any power of two: `kmalloc-8k` asks for 8 KiB).
 fn align_is_valid(align: u32) -> bool {
-    align == 0 || (align.is_power_of_two() && align <= PAGE_SIZE)
+    align == 0 || (align.is_power_of_two() && align <= slab_bytes(MAX_PAGE_ORDER))
 }
 
 /// The alignment objects get (SLUB's `calculate_alignment()`): with [`HWCACHE_ALIGN`],

@@ -82,6 +82,42 @@ mod tests {
         Ok(())
     }
 
+    /// Alignments above a page, as the kernel takes them (`kmalloc-8k` asks for 8 KiB):
+    /// every object of three slabs lies at a multiple of the alignment, with KASAN's red
+    /// zone after each object too (which grows the stride past the object).
+    #[test]
+    fn alignments_above_a_page_are_kept() -> Result {
+        for (size, align) in [
+            (8192u32, 8192u32),
+            (100, 8192),
+            (5000, 16384),
+            (64, 1 << 18),
+        ] {
+            let c = Cache::create(&CacheArgs {
+                align,
+                ..args(c"rslub_test_big_align", size)
+            })?;
+            let l = *c.layout();
+            assert!(l.align == align && l.size % align == 0);
+            let n = 3 * l.objects as usize;
+            let mut objs: KVec<usize> = KVec::with_capacity(n, GFP_KERNEL)?;
+            for _ in 0..n {
+                let p = c.alloc(Gfp::KERNEL)?.as_ptr() as usize;
+                if p % align as usize != 0 {
+                    pr_err!("size {size} align {align}: object at {p:#x}\n");
+                }
+                assert_eq!(p % align as usize, 0);
+                objs.push(p, GFP_KERNEL)?;
+            }
+            for &p in objs.iter() {
+                // SAFETY: allocated above from `c`, freed once.
+                unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
+            }
+            assert!(c.destroy().is_ok());
+        }
+        Ok(())
+    }
+
     #[test]
     fn slab_of_finds_the_slab_from_any_object() {
         let c = Cache::create(&args(c"rslub_test_slab_of", 3000)).expect("cache");
@@ -558,7 +594,7 @@ mod tests {
         assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 6), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", 64, 0, u32::MAX), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", u32::MAX, 0, 0), Err(EINVAL));
-        assert_eq!(bad(c"rslub_test_bad", 64, 8192, 0), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 8192 << 10, 0), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", 64, u32::MAX, 0), Err(EINVAL));
         // The largest object fits alone, not with owner records after it.
         let max = 4096 << 10;

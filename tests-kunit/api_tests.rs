@@ -81,12 +81,12 @@ mod tests {
                 Some(EINVAL.to_errno())
             );
             // Each bad argument, as `include/rslub.h` documents them: size 0 (above),
-            // too large, an alignment that is not a power of two (above) or above a
-            // page, an unknown flag, an empty name, a duplicate (below).
+            // too large, an alignment that is not a power of two (above) or above the
+            // largest block, an unknown flag, an empty name, a duplicate (below).
             for (size, align, flags) in [
                 (u32::MAX, 0, 0),
                 ((4096 << 10) + 1, 0, 0),
-                (64, 8192, 0),
+                (64, 8192 << 10, 0),
                 (64, 0, 0x40),
                 (64, 0, 0x8000_0000),
             ] {

@@ -20,7 +20,7 @@ mod tests {
         inject::{install, Point},
         slab,
         test_shim::{
-            is_vmalloc, kfree, kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_node,
+            defer, is_vmalloc, kfree, kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_node,
             kmalloc_size_roundup, kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc,
             kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok,
         },
@@ -28,12 +28,23 @@ mod tests {
     use core::ffi::c_void;
     use kernel::{prelude::*, str::CString};
 
-    /// kmalloc served by the classes for this case's calls, until dropped.
+    /// kmalloc served by the classes for this case's calls, until dropped, or until the
+    /// case ends: a failed assertion ends the case's thread without dropping anything, and
+    /// classes left behind would fail every later start (`EEXIST`).
     struct KmallocMode;
 
     impl KmallocMode {
         fn start() -> Self {
+            /// # Safety
+            ///
+            /// None: stops kmalloc's service if it still runs.
+            unsafe extern "C" fn stop(_: *mut c_void) {
+                back::stop_kmalloc();
+            }
             back::start_kmalloc_for_suite().expect("kmalloc hooks");
+            // SAFETY: `stop` has no precondition; it runs when the case ends, in process
+            // context, and does nothing if the mode was dropped before.
+            unsafe { defer(stop, core::ptr::null_mut()) }.expect("deferred stop");
             KmallocMode
         }
     }

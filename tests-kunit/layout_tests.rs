@@ -194,6 +194,22 @@ mod tests {
         assert_eq!((l.align, l.size), (8, 8));
     }
 
+    /// An alignment above a page (kmalloc-8k's 8 KiB): the stride is a multiple of it,
+    /// also once KASAN's red zone grows it, and a slab holds whole strides, so every
+    /// object is aligned in a slab whose block is aligned to its size.
+    #[test]
+    fn an_alignment_above_a_page_is_a_multiple_of_the_stride() {
+        let l = Layout::new(8192, 8192, 0, false, None, 64, DEFAULT_RULES).expect("layout");
+        assert_eq!((l.align, l.size), (8192, 8192));
+        let r = l
+            .with_red_zone(crate::sanitize::red_zone(8192), DEFAULT_RULES)
+            .expect("red zone");
+        assert_eq!(r.size, 16384);
+        assert!((PAGE_SIZE << r.order) >= r.size);
+        let l = Layout::new(64, 1 << 16, 0, false, None, 64, DEFAULT_RULES).expect("layout");
+        assert_eq!((l.size, l.objects), (1 << 16, (PAGE_SIZE << l.order) >> 16));
+    }
+
     #[test]
     fn invalid_arguments_are_refused() {
         let bad =
@@ -201,7 +217,7 @@ mod tests {
         assert!(bad(0, 0, 0).is_err());
         assert!(bad(64, 3, 0).is_err());
         assert!(bad(64, 24, 0).is_err());
-        assert!(bad(64, PAGE_SIZE * 2, 0).is_err());
+        assert!(bad(64, (PAGE_SIZE << MAX_PAGE_ORDER) * 2, 0).is_err());
         assert!(bad(64, 0, 1 << 7).is_err());
         assert!(bad((PAGE_SIZE << MAX_PAGE_ORDER) + 1, 0, 0).is_err());
         // The largest size the page allocator can give: one object of order MAX_PAGE_ORDER.

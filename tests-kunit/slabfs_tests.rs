@@ -598,7 +598,7 @@ mod whatif {
             "100 64 1",
             "99999999999",
             "-1",
-            "100 8192",
+            "100 8388608",
         ] {
             assert_eq!(write(bad), Err(EINVAL));
             assert_eq!(&read()[..], want(3000, 64).to_bytes());

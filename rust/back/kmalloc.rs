@@ -46,10 +46,10 @@ pub(super) fn start(st: &mut State) -> Result {
         let cache = Cache::create(&CacheArgs {
             name: i.name,
             size: i.size,
-            // kmalloc-8k's alignment is its size: rslub takes at most a page, and gives
-            // more as SLUB does, since a slab of order n is aligned to 2^n pages and
-            // the objects of a size that is a power of two lie at multiples of it.
-            align: i.align.min(bindings::PAGE_SIZE as u32),
+            // The largest power of two dividing the size (`create_boot_cache()`): 8 KiB
+            // for kmalloc-8k, whose stride stays a multiple of it when KASAN's red
+            // zone grows it (to 16 KiB, as in SLUB).
+            align: i.align,
             flags: 0,
             ctor: None,
             freeptr_offset: None,
