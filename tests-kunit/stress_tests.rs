@@ -85,9 +85,28 @@ mod tests {
         softirq_ops: AtomicU64,
         hardirq_ops: AtomicU64,
         failures: AtomicU64,
+        /// Roaming workers moved by the migrator.
+        migrations: AtomicU64,
+        /// CPU offline/online cycles, if `hotplug`.
+        hotplugs: AtomicU64,
+        hotplug: bool,
     }
 
+    /// How long past the deadline the run waits for its first migration and CPU cycle.
+    const GRACE_NS: u64 = 60_000_000_000;
+
     impl Shared<'_> {
+        /// Whether the run goes on: until the deadline, and past it until the migrator has
+        /// moved a worker and (with several CPUs) a CPU has gone offline and come back,
+        /// which a slow guest on a loaded host can put off for the whole of a short run
+        /// (for at most [`GRACE_NS`] more, after which the checks fail).
+        fn running(&self) -> bool {
+            let now = now_ns();
+            let waiting = self.migrations.load(Relaxed) == 0
+                || (self.hotplug && self.hotplugs.load(Relaxed) == 0);
+            now < self.deadline || (waiting && now < self.deadline + GRACE_NS)
+        }
+
         /// Fills a new object with its pattern.
         fn fill(&self, o: Obj) {
             let words = SIZES[o.cache] as usize / 8;
@@ -158,7 +177,7 @@ mod tests {
             }
             let mut seq = 0u64;
             let mut ops = 0u64;
-            while now_ns() < self.deadline {
+            while self.running() {
                 let r = rng.next();
                 let ci = (r >> 40) as usize % SIZES.len();
                 let cache = &self.caches[ci];
@@ -296,19 +315,22 @@ mod tests {
         for n in online_nodes() {
             nodes.push(n as i32, GFP_KERNEL).expect("memory");
         }
+        let start = now_ns();
         let shared = Shared {
             caches: &caches,
             nodes,
-            deadline: now_ns() + u64::from(seconds) * 1_000_000_000,
+            deadline: start + u64::from(seconds) * 1_000_000_000,
             inbox,
             bad_words: AtomicU64::new(0),
             ops: AtomicU64::new(0),
             softirq_ops: AtomicU64::new(0),
             hardirq_ops: AtomicU64::new(0),
             failures: AtomicU64::new(0),
+            migrations: AtomicU64::new(0),
+            hotplugs: AtomicU64::new(0),
+            hotplug: ncpus > 1,
         };
-        let migrations = AtomicU64::new(0);
-        let hotplugs = AtomicU64::new(0);
+        let (migrations, hotplugs) = (&shared.migrations, &shared.hotplugs);
         {
             let softirq = || {
                 let n = shared.softirq_ops.load(Relaxed) as usize;
@@ -354,7 +376,7 @@ mod tests {
             }
             let migrator = || {
                 let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-                while now_ns() < shared.deadline {
+                while shared.running() {
                     for t in roaming.iter() {
                         let to = CpuId::from_u32((rng.next() % u64::from(ncpus.max(1))) as u32);
                         if to.is_some_and(|to| t.move_to(to).is_ok()) {
@@ -372,7 +394,7 @@ mod tests {
                 let Some(victim) = CpuId::from_u32(ncpus - 1).filter(|_| ncpus > 1) else {
                     return;
                 };
-                while now_ns() < shared.deadline {
+                while shared.running() {
                     if cpu_down(victim).is_ok() {
                         usleep(20_000);
                         if cpu_up(victim).is_err() {
@@ -405,8 +427,9 @@ mod tests {
         }
         let sum = |st: Stat| caches.iter().map(|c| c.stats().get(st)).sum::<u64>();
         kernel::kunit::info(fmt!(
-            "    # stress: {} s, {} CPUs, {} workers, {} caches, {} forced migrations, {} CPU offline/online cycles, {} operations, {} in softirqs, {} in hard irqs, alloc fast/slow {}/{}, free fast/slow {}/{}, new slabs {}, bad pattern words {}\n",
+            "    # stress: {} s ({} ms run), {} CPUs, {} workers, {} caches, {} forced migrations, {} CPU offline/online cycles, {} operations, {} in softirqs, {} in hard irqs, alloc fast/slow {}/{}, free fast/slow {}/{}, new slabs {}, bad pattern words {}\n",
             seconds,
+            (now_ns() - start) / 1_000_000,
             ncpus,
             workers,
             SIZES.len(),
