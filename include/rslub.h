@@ -36,11 +36,12 @@ struct rslub_cache;
 
 /*
  * Creates a cache of objects of @size bytes aligned to @align (0, or a power of two up to
- * the page allocator's largest block), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*, RSLUB_TYPESAFE_BY_RCU) and an optional
- * constructor run once per object when its slab is created. @name must be unique among
- * live caches. Returns the cache, or an ERR_PTR(): -EINVAL for bad arguments (size 0 or
- * too large for a slab, a bad alignment, an unknown flag, an empty or NULL name),
- * -EEXIST for a duplicate name, -ENOMEM. May sleep.
+ * the page allocator's largest block), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*,
+ * RSLUB_TYPESAFE_BY_RCU) and an optional constructor run once per object when its slab
+ * is created. @name must be unique among live caches. Returns the cache, or an
+ * ERR_PTR(): -EINVAL for bad arguments (size 0 or too large for a slab, a bad alignment,
+ * an unknown flag, an empty or NULL name), -EEXIST for a duplicate name, -ENOMEM. May
+ * sleep.
  */
 struct rslub_cache *rslub_cache_create(const char *name, unsigned int size,
 				       unsigned int align, unsigned int flags,

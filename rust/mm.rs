@@ -26,8 +26,8 @@ use kernel::{bindings, page::PAGE_SHIFT};
 /// # Invariants
 ///
 /// `page` is the first of `2^order` pages allocated (not compound) from the page
-/// allocator, not yet freed, its count frozen at 0; `addr` is their direct-map address; `pfmemalloc` is
-/// `page_is_pfmemalloc()` of `page` when it was allocated.
+/// allocator, not yet freed, its count frozen at 0; `addr` is their direct-map address;
+/// `pfmemalloc` is `page_is_pfmemalloc()` of `page` when it was allocated.
 pub(crate) struct SlabPages {
     page: NonNull<bindings::page>,
     addr: NonNull<u8>,
@@ -47,18 +47,24 @@ impl SlabPages {
     /// (`NUMA_NO_NODE`: the local node). See [`crate::gfp`] for the flags each attempt
     /// gets.
     pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32) -> Option<Self> {
-        // SAFETY: `alloc_pages_node_noprof` accepts any node id (`NUMA_NO_NODE` included),
-        // any GFP mask and any order up to `MAX_PAGE_ORDER`, which the layout guarantees.
-        let page =
-            NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp.raw(), order) })?;
-        // SAFETY: Just allocated, with the count 1.
-        if !unsafe { shim::page_freeze(page) } {
-            // A speculative reference: the last put frees the first page, and this frees
-            // the others; the caller falls back as after a failed allocation.
-            // SAFETY: Allocated above with `order`; ours alone but for that reference.
+        let page = loop {
+            // SAFETY: `alloc_pages_node_noprof` accepts any node id (`NUMA_NO_NODE`
+            // included), any GFP mask and any order up to `MAX_PAGE_ORDER`, which the
+            // layout guarantees.
+            let page =
+                NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp.raw(), order) })?;
+            // SAFETY: The first page of a block just allocated, not freed.
+            if unsafe { shim::page_freeze(page) } {
+                break page;
+            }
+            // A speculative reference (a lookup that saw the page before it was freed)
+            // holds the first page: this frees the others, its holder's last put frees
+            // the first. The next block is another one, and the allocation, which may be
+            // `__GFP_NOFAIL`, has not failed.
+            // SAFETY: Allocated above with `order`, not frozen; ours but for that
+            // reference.
             unsafe { bindings::__free_pages(page.as_ptr(), order) };
-            return None;
-        }
+        };
         let addr = shim::page_address(page);
         // INVARIANT: `page` was just allocated with `order` and frozen; `addr` is its
         // address.
@@ -74,14 +80,15 @@ impl SlabPages {
     ///
     /// # Safety
     ///
-    /// `page` must be the first of `2^order` pages, not compound, owned by the caller, that
-    /// `__free_pages(page, order)` may free.
+    /// `page` must be the first of `2^order` pages, not compound, owned by the caller with
+    /// the count 1 they were allocated with, that `__free_pages(page, order)` may free.
     #[cfg(rslub_inject)]
     pub(crate) unsafe fn from_raw(page: NonNull<bindings::page>, order: u32) -> Self {
-        // SAFETY: The caller's, as allocated (the count 1); a speculative reference is
-        // dropped soon (the test runs in process context).
+        // SAFETY: The first page of a block the caller allocated; with the count 1 the
+        // caller guarantees, a speculative reference is dropped soon, and the test that
+        // gives the pages runs in process context.
         while !unsafe { shim::page_freeze(page) } {
-            core::hint::spin_loop();
+            kernel::processor::cpu_relax();
         }
         let addr = shim::page_address(page);
         // INVARIANT: the caller gives up `page`, the first of `2^order` pages, frozen.
@@ -141,12 +148,13 @@ impl SlabPages {
 impl Drop for SlabPages {
     fn drop(&mut self) {
         self.set_owner(core::ptr::null(), core::ptr::null());
-        // SAFETY: By the type invariant `page` was allocated with `order`, frozen, and not
-        // freed; this value is being dropped, so nothing refers to the pages any more.
-        unsafe {
-            shim::page_unfreeze(self.page);
-            bindings::__free_pages(self.page.as_ptr(), self.order);
-        }
+        // SAFETY: By the type invariant `page` is frozen by `shim::page_freeze` and not
+        // unfrozen since.
+        unsafe { shim::page_unfreeze(self.page) };
+        // SAFETY: By the type invariant `page` was allocated with `order` and not freed;
+        // this value is being dropped, so rslub refers to the pages no more, and a stray
+        // reference that `page_unfreeze` found keeps the first page until it is put.
+        unsafe { bindings::__free_pages(self.page.as_ptr(), self.order) };
     }
 }
 

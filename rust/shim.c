@@ -118,10 +118,16 @@ bool rslub_page_freeze(struct page *page)
 	return page_ref_freeze(page, 1);
 }
 
-/* Gives @page, frozen by rslub_page_freeze(), its reference back, for __free_pages(). */
+/*
+ * Gives @page, frozen by rslub_page_freeze(), its reference back, for __free_pages(). A
+ * reference someone took on a slab page meanwhile (get_page() on a kmalloc buffer, which
+ * 7.3 refuses with a warning for its own slab pages) is a bug of theirs: warned of, and
+ * kept (added to, not overwritten), so that the page is freed by the last put only.
+ */
 void rslub_page_unfreeze(struct page *page)
 {
-	page_ref_unfreeze(page, 1);
+	WARN_ON_ONCE(page_ref_count(page));
+	page_ref_inc(page);
 }
 
 int rslub_page_to_nid(const struct page *page)

@@ -170,13 +170,15 @@ pub(crate) fn page_to_nid(page: NonNull<bindings::page>) -> u32 {
 ///
 /// # Safety
 ///
-/// `page` must be a page the caller owns with the count 1 it was allocated with.
+/// `page` must be the first page of a block the caller allocated and has not freed: its
+/// count is 1, plus any speculative references.
 pub(crate) unsafe fn page_freeze(page: NonNull<bindings::page>) -> bool {
     // SAFETY: `page` is a valid `struct page`, the caller's.
     unsafe { ffi::rslub_page_freeze(page.as_ptr().cast()) }
 }
 
-/// Gives `page`, frozen by [`page_freeze`], its count of 1 back.
+/// Gives `page`, frozen by [`page_freeze`], its reference back (added to any stray one,
+/// with a warning).
 ///
 /// # Safety
 ///

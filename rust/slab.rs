@@ -293,8 +293,9 @@ impl Slab {
         let p = crate::shim::meta_alloc(gfp, self.node as i32);
         let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
         // It holds the address of the slab's first object (`pages`), which kmemleak would
-        // take for a reference to that object: not scanned (the pages' `private` fields,
-        // which kmemleak scans, refer to it). Scanning only its cache pointer
+        // take for a reference to that object: not scanned, nor reported (the pages'
+        // `private` fields refer to it, but kmemleak skips the `struct page` of the
+        // slab's pages, frozen at count 0). Scanning only its cache pointer
         // (`kmemleak_scan_area()`) kept a slab's first object from being reported: not
         // understood yet.
         crate::shim::kmemleak_ignore(p.as_ptr().cast(), false);

@@ -102,8 +102,10 @@ mod tests {
         /// (for at most [`GRACE_NS`] more, after which the checks fail).
         fn running(&self) -> bool {
             let now = now_ns();
-            let waiting = self.migrations.load(Relaxed) == 0
-                || (self.hotplug && self.hotplugs.load(Relaxed) == 0);
+            // A failure (a CPU that did not come back, say) fails the run: no wait.
+            let waiting = self.failures.load(Relaxed) == 0
+                && (self.migrations.load(Relaxed) == 0
+                    || (self.hotplug && self.hotplugs.load(Relaxed) == 0));
             now < self.deadline || (waiting && now < self.deadline + GRACE_NS)
         }
 
