@@ -24,14 +24,17 @@
 
 use crate::{
     api, back,
-    bench_kmem::{kernel_slab_attr, kernel_slab_bytes, Allocator, Floor, Kernel, Nothing, Rslub},
+    bench_kmem::{
+        kernel_slab_attr, kernel_slab_bytes, set_direct, Allocator, Floor, Kernel, Nothing, Rslub,
+    },
     cache::{CacheCore, RemoteWalk, NO_NODE},
+    gfp::Gfp,
     layout,
     params::{Params, RawParams},
     registry::Cache,
     shim::IrqDisabled,
     stats::{Stat, Stats},
-    test_shim::{node_of, now_ns, pin_current, Thread},
+    test_shim::{self, node_of, now_ns, pin_current, Thread},
     topology::Topology,
 };
 use core::{
@@ -646,24 +649,54 @@ pub(crate) fn side_by_side() -> Result {
     Ok(())
 }
 
-/// What the backing hooks (`rust/back/hook.c`) add to the allocations of a cache that is not
-/// backed: a kernel cache's alloc+free pair, and a bulk of 16, with the hooks off, then
-/// with them registered (another kernel cache backed by rslub), then off again.
+/// What the backing hooks (`rust/back/hook.c`) add to calls that rslub does not serve:
+/// a kernel cache's alloc+free pair and a bulk of 16, for a cache that is not backed, and
+/// a `kmalloc(64)`+`kfree()` pair of the kernel's (kmalloc is not hooked outside
+/// whole-kernel mode: what changes is `kfree`'s hook). Measured without the hooks, with
+/// them registered (another kernel cache backed) as the handler alone (`direct=0`), then
+/// with the direct calls of `rust/back/direct.S`, then without them again.
 pub(crate) fn hook_cost() -> Result {
     let k = Kernel::new(c"bench_hook_plain", 64)?;
     let other = Kernel::new(c"bench_hook_backed", 64)?;
     let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), 16, GFP_KERNEL)?;
-    let run = |v: &mut KVec<*mut c_void>| on_cpu(0, || (pair(&k, 2000), bulk(&k, &mut v[..], 100)));
-    let (p0, b0) = run(&mut v)?;
-    // SAFETY: `other` lives until after the unbacking below.
+    let kfree_pair = || {
+        measure(2000, || {
+            for _ in 0..2000 {
+                let p = test_shim::kmalloc(64, Gfp::NOWAIT);
+                // SAFETY: allocated just above (or null, which kfree() takes), freed once.
+                unsafe { test_shim::kfree(black_box(p)) };
+            }
+        })
+    };
+    let run = |v: &mut KVec<*mut c_void>| {
+        on_cpu(0, || {
+            (pair(&k, 2000), bulk(&k, &mut v[..], 100), kfree_pair())
+        })
+    };
+    let off = run(&mut v)?;
+    // SAFETY: `other` lives until after the unbackings below.
     let handle = unsafe { back::KmemCache::from_raw(NonNull::new(other.0).ok_or(EINVAL)?) };
-    back::back(handle)?;
-    let (p1, b1) = run(&mut v)?;
-    let live = back::unback(handle);
-    back::release_drained();
-    live?;
-    let (p2, b2) = run(&mut v)?;
-    result!("\"exp\":\"hook_cost\",\"size\":64,\"pair_off\":{p0},\"pair_on\":{p1},\"pair_off_again\":{p2},\"bulk16_off\":{b0},\"bulk16_on\":{b1},\"bulk16_off_again\":{b2}");
+    // The direct= parameter is read when the hooks are registered: by the backing here,
+    // as nothing else is backed in this boot.
+    let hooked = |v: &mut KVec<*mut c_void>, direct: bool| -> Result<_> {
+        set_direct(direct);
+        back::back(handle)?;
+        let used = test_shim::direct_state() == Some(true);
+        let r = run(v);
+        let live = back::unback(handle);
+        back::release_drained();
+        live?;
+        Ok((r?, used))
+    };
+    let (handler, _) = hooked(&mut v, false)?;
+    let (direct_on, direct) = hooked(&mut v, true)?;
+    let again = run(&mut v)?;
+    result!(
+        "\"exp\":\"hook_cost\",\"size\":64,\"direct\":{direct},\"pair_off\":{},\"pair_handler\":{},\"pair_on\":{},\"pair_off_again\":{},\"bulk16_off\":{},\"bulk16_handler\":{},\"bulk16_on\":{},\"bulk16_off_again\":{},\"kfree_off\":{},\"kfree_handler\":{},\"kfree_on\":{},\"kfree_off_again\":{}",
+        off.0, handler.0, direct_on.0, again.0,
+        off.1, handler.1, direct_on.1, again.1,
+        off.2, handler.2, direct_on.2, again.2
+    );
     drop(other);
     drop(k);
     Ok(())

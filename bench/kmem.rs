@@ -68,11 +68,19 @@ extern "C" {
         name: *const kernel::ffi::c_char,
         size: u32,
     ) -> *mut bindings::kmem_cache;
+    fn rslub_bench_set_direct(on: bool);
     fn rslub_bench_kc_attr(
         name: *const kernel::ffi::c_char,
         attr: *const kernel::ffi::c_char,
         v: *mut kernel::ffi::c_ulong,
     ) -> kernel::ffi::c_int;
+}
+
+/// Sets this module's `direct=` parameter: whether the hooks registered next use direct
+/// calls (`rust/back/direct.S`).
+pub(crate) fn set_direct(on: bool) {
+    // SAFETY: No precondition.
+    unsafe { rslub_bench_set_direct(on) }
 }
 
 /// The number in `/sys/kernel/slab/<name>/<attr>` of the kernel cache `name`.

@@ -78,7 +78,8 @@ module! {
         suite: u32 {
             default: 0,
             description: "0: side by side and seeds 000-002; 1: seed 003; 2: wall clock; \
-                3: fast paths and pair (the RSLUB_HARDENED=n build); 4: seed 001 on all CPUs at once",
+                3: fast paths and pair (the RSLUB_HARDENED=n build); 4: seed 001 on all CPUs at once; \
+                5: the hooks' cost alone (also in 0)",
         },
     },
 }
@@ -105,6 +106,7 @@ impl kernel::Module for RslubBench {
                 1 => bench::seed003()?,
                 2 => bench::wallclock()?,
                 3 => bench::fast_paths(true)?,
+                5 => bench::hook_cost()?,
                 _ => bench::seed001_parallel()?,
             }
             Ok(())

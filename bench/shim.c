@@ -19,6 +19,7 @@ struct kmem_cache *rslub_bench_kc_create(const char *name, unsigned int size)
 #include <linux/kstrtox.h>
 
 int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v);
+void rslub_bench_set_direct(bool on);
 
 /* The first number in /sys/kernel/slab/@name/@attr, as a user reads it. */
 int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v)
@@ -42,4 +43,10 @@ int rslub_bench_kc_attr(const char *name, const char *attr, unsigned long *v)
 	if (end)
 		*end = '\0';
 	return kstrtoul(buf, 10, v);
+}
+
+/* The direct= parameter of this module's copy of the hooks (rust/param.c). */
+void rslub_bench_set_direct(bool on)
+{
+	WRITE_ONCE(rslub_direct_param, on);
 }

@@ -3,7 +3,8 @@
  * rslub's string module parameters, which the Rust module! macro cannot declare:
  * back=<name>[,<name>...] names kernel caches to back at load, back=all every cache rslub
  * can serve as it allocates (Documentation/backing.rst);
- * debug=<flags>[,<cache>...] turns on debug checks (Documentation/reliability.rst).
+ * debug=<flags>[,<cache>...] turns on debug checks (Documentation/reliability.rst);
+ * direct=n hooks every function with ftrace's IPMODIFY handler, none with a direct call.
  * Also rslub.back= and rslub.debug= on the kernel command line, which modprobe passes on.
  */
 #include <linux/moduleparam.h>
@@ -28,3 +29,8 @@ const char *rslub_debug_param(void)
 {
 	return rslub_debug_spec;
 }
+
+/* Read by rust/back/hook.c whenever it registers the hooks. */
+bool rslub_direct_param = true;
+module_param_named(direct, rslub_direct_param, bool, 0644);
+MODULE_PARM_DESC(direct, "Hook kfree, kmem_cache_free and kmem_cache_alloc with ftrace direct calls (default y), or with the IPMODIFY handler as the other functions (n); read when the hooks are next registered");

@@ -618,17 +618,27 @@ def main():
         doc.append("Cost of the backing hooks for caches that are not backed\n"
                    "========================================================\n")
         doc.append(
-            "While rslub backs any kernel cache (Documentation/backing.rst), ftrace sends every\n"
-            "call of the hooked ``kmem_cache`` entry points through rslub's handler. A kernel\n"
-            f"cache of {r['size']} bytes that is *not* backed, alloc+free pairs and bulk 16, in\n"
-            "instructions per operation: without the hooks, with them (another cache backed),\n"
-            "and without them again after unbacking.\n"
+            "While rslub backs any kernel cache (Documentation/backing.rst), every call of a\n"
+            "hooked function goes through rslub's hooks. In instructions per operation: a kernel\n"
+            f"cache of {r['size']} bytes that is *not* backed (alloc+free pairs, bulk 16) and a\n"
+            "kernel ``kmalloc(64)`` with its ``kfree()`` (only ``kfree`` is hooked), without the\n"
+            "hooks, with them registered (another cache backed) through ftrace's ``IPMODIFY``\n"
+            "handler alone (``direct=0``), with the direct calls of ``rust/back/direct.S``"
+            + ("" if r.get("direct", True) else " (**not in use**: this kernel has none)")
+            + ",\nand without them again after unbacking. *added* is per operation: a pair and a\n"
+            "kmalloc+kfree make two calls, of which one (kfree) or both (the pair) are hooked.\n"
         )
-        body = [["alloc+free pair", r["pair_off"], r["pair_on"], r["pair_off_again"],
-                 f'{r["pair_on"] - r["pair_off"]:.2f}'],
-                ["bulk 16, per object", r["bulk16_off"], r["bulk16_on"], r["bulk16_off_again"],
-                 f'{r["bulk16_on"] - r["bulk16_off"]:.2f}']]
-        doc.append(table(["operation", "no hooks", "hooks on", "no hooks again", "added"], body))
+        body = []
+        for what, key in (("alloc+free pair", "pair"), ("bulk 16, per object", "bulk16"),
+                          ("kmalloc+kfree pair", "kfree")):
+            if f"{key}_off" not in r:
+                continue
+            off, on = r[f"{key}_off"], r[f"{key}_on"]
+            hnd = r.get(f"{key}_handler", on)
+            body.append([what, off, hnd, on, r[f"{key}_off_again"],
+                         f"{hnd - off:.2f}", f"{on - off:.2f}"])
+        doc.append(table(["operation", "no hooks", "handler", "direct calls", "no hooks again",
+                          "added (handler)", "added (direct)"], body))
 
     wall = [r for r in recs if r.get("exp") == "wall_pair"]
     if wall:
@@ -654,7 +664,9 @@ def main():
             hook_line = (
                 "The hooks' cost on a kernel cache that is not backed, from the section above: "
                 f"{r['pair_on'] - r['pair_off']:.0f}\ninstructions per alloc+free pair "
-                f"({r['pair_off']:.0f} without them, {r['pair_on']:.0f} with them).")
+                f"({r['pair_off']:.0f} without them, {r['pair_on']:.0f} with them"
+                + (f"; {r['pair_handler']:.0f} through the handler alone, direct=0"
+                   if "pair_handler" in r else "") + ").")
         else:
             hook_line = ""
         real = load(a.real)

@@ -11,7 +11,9 @@
 # (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
 #
 # Variables: BACK (run: kernel caches rslub backs while hackbench runs; default the skb caches, none for none), WHOLE (run: 1 for the whole kernel on rslub, rslub.back=all), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
-# 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS, APPEND
+# 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS (run: rslub's
+# parameters; test: the test module's and the whole-kernel boot's
+# rslub's, e.g. direct=0), APPEND
 # (extra kernel command line), ACCEL (auto, kvm or tcg), TIMEOUT (seconds), VARIANT,
 # STRESS (seconds the rslub_stress suite runs; 3 by default), QEMU_OPTS (extra QEMU
 # options, passed through virtme-ng), UPDATE_README (1: a green test run writes its count
@@ -261,7 +263,7 @@ while :; do
 	if [ -n "${first[*]}" ]; then
 		timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir" \
 			--append "rslub.max_order=2 slab_common.rcu_min_cached_objs=0" \
-			--exec "RSLUB_SUITES='${first[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir stress_seconds=$STRESS $suite_back" \
+			--exec "RSLUB_SUITES='${first[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir 'stress_seconds=$STRESS $PARAMS' $suite_back" \
 			</dev/null > "$rundir/vng.log" 2>&1
 		rc=$?
 	else
@@ -276,7 +278,7 @@ while :; do
 			log "test: $where; suite rslub_whole_kernel: a boot with rslub.back=all"
 			timeout "$TIMEOUT" "${vng[@]}" --verbose --rwdir "$rundir/whole" \
 				--append "rslub.back=all" \
-				--exec "RSLUB_SUITES=rslub_whole_kernel $RSLUB_TOP/scripts/guest.sh whole $rundir/whole $moddir" \
+				--exec "RSLUB_SUITES=rslub_whole_kernel $RSLUB_TOP/scripts/guest.sh whole $rundir/whole $moddir '$PARAMS'" \
 				</dev/null > "$rundir/whole/vng.log" 2>&1
 			w=$?
 			# As for the first boot below: a crash of QEMU itself is retried once; the

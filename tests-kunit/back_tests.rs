@@ -23,11 +23,12 @@ mod tests {
         inject::{self, Point},
         slab,
         test_shim::{
-            check_object_size, expect_reports, kc_drop_reference, kfree, kfree_bulk,
-            kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner, kfree_rcu_nolock_inner,
-            kfree_rcu_nolock_inner_raw_locked, kmem_cache_charge, krealloc, ksize, module_refcount,
-            msleep, on_slab_page, read_file, set_before_destroy, set_usercopy_caught, skip,
-            write_file, KernelCache, Memcg, Mempool, Thread, Tick,
+            check_object_size, direct_alloc, direct_free, direct_kfree, direct_param,
+            direct_sites_patched, direct_state, expect_reports, kc_drop_reference, kfree,
+            kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
+            kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc, kmem_cache_charge,
+            krealloc, ksize, module_refcount, msleep, on_slab_page, read_file, set_before_destroy,
+            set_usercopy_caught, skip, write_file, KernelCache, Memcg, Mempool, Thread, Tick,
         },
     };
     use core::sync::atomic::{
@@ -108,6 +109,85 @@ mod tests {
         assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
         assert_eq!(module_refcount(), refs);
+    }
+
+    /// `kfree`, `kmem_cache_free` and `kmem_cache_alloc`, the functions called most, are
+    /// hooked by ftrace direct calls where the kernel has them (jmp mode) and `direct=` is
+    /// on, the default: their call sites then jump straight to rslub's trampolines. With
+    /// `direct=0` (`.ci/run`'s one-node stage runs every suite so) the handler hooks them,
+    /// as every other function. Either way they route a backed cache's objects to rslub.
+    #[test]
+    fn the_hottest_functions_are_hooked_by_direct_calls_unless_told_not_to() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_direct", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let want = direct_param() && direct_state().is_some();
+        assert_eq!(direct_state().unwrap_or(false), want);
+        assert_eq!(direct_sites_patched(), want);
+        let p = kc.alloc(Gfp::KERNEL);
+        let q = kc.alloc(Gfp::KERNEL);
+        assert!(rslub_owns(p) && rslub_owns(q));
+        // SAFETY: allocated from `kc` above, freed once each.
+        unsafe {
+            kc.free(p);
+            kfree(q);
+        }
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
+    /// Each trampoline, called as the function it stands for, does what that function does
+    /// for every kind of address it can be given (where the kernel has no direct calls, the
+    /// functions themselves are called): a backed cache's allocation comes from rslub, an
+    /// unbacked one's from the kernel; rslub objects are freed to rslub (unbacking finds
+    /// none live; a kernel free would warn and leak them), the kernel's go to the kernel
+    /// (rslub would fault on them): on slab pages (small objects, and kmalloc-8k's, most of
+    /// which start on a tail page of their slab), on a large kmalloc's pages, NULL and
+    /// `ZERO_SIZE_PTR`.
+    #[test]
+    fn the_trampolines_send_every_object_where_it_belongs() {
+        let base = back::backings();
+        let backed =
+            KernelCache::create(c"rslub_test_kc_tramp", SIZE, 0, 0, None).expect("kmem_cache");
+        let plain = KernelCache::create(c"rslub_test_kc_tramp_plain", SIZE, 0, 0, None)
+            .expect("kmem_cache");
+        back::back(handle(&backed)).expect("back");
+        let mut mine = [0usize; 16];
+        for p in mine.iter_mut() {
+            *p = direct_alloc(&backed, Gfp::KERNEL);
+            assert!(*p != 0 && rslub_owns(*p));
+        }
+        let theirs = direct_alloc(&plain, Gfp::KERNEL);
+        assert!(theirs != 0 && on_slab_page(theirs) && !rslub_owns(theirs));
+        let small = kmalloc(64, Gfp::KERNEL);
+        let mut big = [0usize; 8];
+        for b in big.iter_mut() {
+            *b = kmalloc(8192, Gfp::KERNEL);
+            assert!(*b != 0 && on_slab_page(*b));
+        }
+        let large = kmalloc(4 * bindings::PAGE_SIZE, Gfp::KERNEL);
+        assert!(small != 0 && large != 0 && !on_slab_page(large) && !rslub_owns(large));
+        // SAFETY: each object was allocated above and is freed once, by the function (as
+        // its trampoline) that frees its kind; kfree() of NULL and ZERO_SIZE_PTR does nothing.
+        unsafe {
+            for p in &mine[..8] {
+                direct_free(&backed, *p);
+            }
+            for p in &mine[8..] {
+                direct_kfree(*p);
+            }
+            direct_free(&plain, theirs);
+            direct_kfree(small);
+            for b in big {
+                direct_kfree(b);
+            }
+            direct_kfree(large);
+            direct_kfree(0);
+            direct_kfree(16);
+        }
+        assert_eq!(back::unback(handle(&backed)), Ok(0));
+        assert_eq!(back::backings(), base);
     }
 
     /// Whole-kernel mode backs hundreds of caches: the table takes 200 (it took 16), each

@@ -80,6 +80,12 @@ void rslub_test_kfree_rcu_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner(void *obj);
 void rslub_test_kfree_rcu_nolock_inner_raw_locked(void *obj);
 bool rslub_test_on_slab_page(const void *obj);
+int rslub_test_direct_state(void);
+bool rslub_test_direct_param(void);
+bool rslub_test_direct_sites_patched(void);
+void rslub_test_direct_kfree(const void *x);
+void rslub_test_direct_free(struct kmem_cache *s, void *x);
+void *rslub_test_direct_alloc(struct kmem_cache *s, gfp_t gfp);
 void *rslub_test_kmalloc(size_t size, gfp_t gfp);
 void *rslub_test_kmalloc_node(size_t size, gfp_t gfp, int node);
 void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp);
@@ -673,6 +679,84 @@ void rslub_test_kfree_rcu_nolock_inner_raw_locked(void *obj)
 bool rslub_test_on_slab_page(const void *obj)
 {
 	return page_slab(virt_to_page(obj)) != NULL;
+}
+
+/*
+ * Direct calls (rust/back/direct.S): -1 where this kernel has none (no jmp mode), else
+ * whether the hooks registered now use them (rslub_hook_direct()).
+ */
+int rslub_test_direct_state(void)
+{
+#ifdef RSLUB_DIRECT
+	return rslub_hook_direct();
+#else
+	return -1;
+#endif
+}
+
+/* The direct= parameter of this module's copy (rust/param.c). */
+bool rslub_test_direct_param(void)
+{
+	return READ_ONCE(rslub_direct_param);
+}
+
+/*
+ * Whether each directly called function's ftrace call site, read as the CPU does, is a
+ * jmp to its trampoline (no other ops shares it: else ftrace's caller is there).
+ */
+bool rslub_test_direct_sites_patched(void)
+{
+#ifdef RSLUB_DIRECT
+	int i;
+
+	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
+		const struct rslub_direct_site *d = &rslub_direct_sites[i];
+		unsigned long at = (unsigned long)d->fn + RSLUB_SITE;
+		u8 site[MCOUNT_INSN_SIZE];
+		s32 rel;
+
+		if (copy_from_kernel_nofault(site, (void *)at, sizeof(site)) || site[0] != 0xe9)
+			return false;
+		memcpy(&rel, site + 1, sizeof(rel));
+		if (at + MCOUNT_INSN_SIZE + rel != (unsigned long)d->tramp)
+			return false;
+	}
+	return true;
+#else
+	return false;
+#endif
+}
+
+/*
+ * The trampolines called directly, as the functions they stand for: each must do what
+ * its function does, whatever the hooks' state (it ends in the function itself or in the
+ * replacement of this module's copy of hook.c). Where there are none, the functions.
+ */
+void rslub_test_direct_kfree(const void *x)
+{
+#ifdef RSLUB_DIRECT
+	rslub_direct_kfree(x);
+#else
+	kfree(x);
+#endif
+}
+
+void rslub_test_direct_free(struct kmem_cache *s, void *x)
+{
+#ifdef RSLUB_DIRECT
+	rslub_direct_free(s, x);
+#else
+	kmem_cache_free(s, x);
+#endif
+}
+
+void *rslub_test_direct_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+#ifdef RSLUB_DIRECT
+	return rslub_direct_alloc(s, gfp);
+#else
+	return kmem_cache_alloc(s, gfp);
+#endif
 }
 
 /*

@@ -10,7 +10,7 @@ use core::{
 use kernel::{cpu::CpuId, error::to_result, prelude::*, str::CStrExt};
 
 mod ffi {
-    use core::ffi::c_void;
+    use core::ffi::{c_int, c_void};
 
     extern "C" {
         pub(super) fn rslub_test_virt_to_page(addr: *const c_void) -> *mut c_void;
@@ -115,6 +115,18 @@ mod ffi {
         pub(super) fn rslub_test_kfree_rcu_nolock_inner(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_nolock_inner_raw_locked(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
+        pub(super) fn rslub_test_direct_state() -> c_int;
+        pub(super) fn rslub_test_direct_sites_patched() -> bool;
+        pub(super) fn rslub_test_direct_param() -> bool;
+        pub(super) fn rslub_test_direct_kfree(obj: *const c_void);
+        pub(super) fn rslub_test_direct_free(
+            kc: *mut kernel::bindings::kmem_cache,
+            obj: *mut c_void,
+        );
+        pub(super) fn rslub_test_direct_alloc(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+        ) -> usize;
         pub(super) fn rslub_test_mempool_create(
             min_nr: i32,
             kc: *mut kernel::bindings::kmem_cache,
@@ -950,6 +962,55 @@ pub(crate) unsafe fn kfree_rcu_nolock_inner_raw_locked(obj: usize) {
 pub(crate) fn on_slab_page(obj: usize) -> bool {
     // SAFETY: `virt_to_page()` and a page-type test on a direct-map address.
     unsafe { ffi::rslub_test_on_slab_page(obj as *const c_void) }
+}
+
+/// Direct calls (`rust/back/direct.S`): `None` where this kernel has none, else whether
+/// the hooks registered now use them.
+pub(crate) fn direct_state() -> Option<bool> {
+    // SAFETY: No precondition.
+    match unsafe { ffi::rslub_test_direct_state() } {
+        -1 => None,
+        s => Some(s != 0),
+    }
+}
+
+/// The test module's `direct=` parameter.
+pub(crate) fn direct_param() -> bool {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_direct_param() }
+}
+
+/// Whether the call sites of `kfree`, `kmem_cache_free` and `kmem_cache_alloc_noprof` each
+/// jump to their trampoline.
+pub(crate) fn direct_sites_patched() -> bool {
+    // SAFETY: No precondition: reads kernel text.
+    unsafe { ffi::rslub_test_direct_sites_patched() }
+}
+
+/// `kfree(obj)` through its trampoline, called directly (the function where there is none).
+///
+/// # Safety
+///
+/// As for [`kfree`].
+pub(crate) unsafe fn direct_kfree(obj: usize) {
+    // SAFETY: The caller's guarantee; the trampoline does what `kfree()` does.
+    unsafe { ffi::rslub_test_direct_kfree(obj as *const c_void) };
+}
+
+/// `kmem_cache_free(kc, obj)` through its trampoline; see [`direct_kfree`].
+///
+/// # Safety
+///
+/// `obj` is a live object of `kc`'s, freed once.
+pub(crate) unsafe fn direct_free(kc: &KernelCache, obj: usize) {
+    // SAFETY: The caller's guarantee; the trampoline does what `kmem_cache_free()` does.
+    unsafe { ffi::rslub_test_direct_free(kc.raw().as_ptr(), obj as *mut c_void) };
+}
+
+/// `kmem_cache_alloc(kc, gfp)` through its trampoline; see [`direct_kfree`].
+pub(crate) fn direct_alloc(kc: &KernelCache, gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: `kc` is a live cache; any flags.
+    unsafe { ffi::rslub_test_direct_alloc(kc.raw().as_ptr(), gfp.raw()) }
 }
 
 /// The module's reference count (`module_refcount(THIS_MODULE)`).

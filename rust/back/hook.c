@@ -42,11 +42,11 @@
 #include <net/hotdata.h>
 
 #include "slab.h" /* mm/slab.h of the kernel tree: struct kmem_cache */
+#include "direct.h"
 
 /* Kernel caches backed at once: whole-kernel mode backs hundreds. */
 #define RSLUB_MAX_BACKED 512
-/* The index has twice as many entries, so that its probes stay short. */
-#define RSLUB_INDEX_BITS 10
+/* The index has twice as many entries, so that its probes stay short (direct.h). */
 #define RSLUB_INDEX_SIZE (1 << RSLUB_INDEX_BITS)
 static_assert(RSLUB_INDEX_SIZE >= 2 * RSLUB_MAX_BACKED);
 
@@ -64,6 +64,9 @@ void rslub_back_destroyed(struct kmem_cache *kc);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
+bool rslub_hook_direct(void);
+/* The direct= parameter (rust/param.c). */
+extern bool rslub_direct_param;
 void rslub_hook_quiesce(void);
 void rslub_rcu_barrier(void);
 int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n);
@@ -130,7 +133,8 @@ static DEFINE_MUTEX(rslub_backed_lock);
  * rslub_backed_lock; read with preemption off or under rcu_read_lock().
  */
 static struct rslub_backing *rslub_index_buf[2][RSLUB_INDEX_SIZE];
-static struct rslub_backing **rslub_index = rslub_index_buf[0];
+/* Not static: the direct-call trampoline of kmem_cache_alloc reads it (direct.S). */
+struct rslub_backing **rslub_index = rslub_index_buf[0];
 
 /*
  * Names waiting to be seen: a cache can only be found by name when it allocates (the
@@ -144,7 +148,7 @@ static const char *rslub_watched[RSLUB_MAX_WATCHED];
 static struct kmem_cache *rslub_seen[RSLUB_MAX_WATCHED];
 /* The cache seen was destroyed since (rslub_hook_seen_destroyed()). */
 static bool rslub_seen_gone[RSLUB_MAX_WATCHED];
-static int rslub_nwatched;
+int rslub_nwatched; /* also read by direct.S */
 
 /*
  * Whole-kernel mode (back=all): the allocation handler *sights* every cache that is not
@@ -175,7 +179,7 @@ static int rslub_nwatched;
 #define RSLUB_SIGHT_GONE (0UL | RSLUB_SIGHT_MAKING)
 static unsigned long rslub_sighted[RSLUB_SIGHT_SIZE];
 /* Whether the handler sights caches; only those whose name starts with rslub_all_prefix. */
-static bool rslub_all;
+bool rslub_all; /* also read by direct.S (a byte) */
 static const char *rslub_all_prefix;
 /* The table was full: caches that allocated since were not sighted. */
 static bool rslub_sight_full;
@@ -530,7 +534,7 @@ static __always_inline void rslub_release(void)
 		__r;			\
 	})
 
-static notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
+notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	struct rslub_backing *b = rslub_get(s);
 	void *p;
@@ -575,12 +579,12 @@ static notrace bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t s
 	return n != 0;
 }
 
-static notrace void rslub_r_free(struct kmem_cache *s, void *x)
+notrace void rslub_r_free(struct kmem_cache *s, void *x)
 {
 	rslub_free_owned(x);
 }
 
-static notrace void rslub_r_kfree(const void *x)
+notrace void rslub_r_kfree(const void *x)
 {
 	rslub_free_owned((void *)x);
 }
@@ -1724,20 +1728,199 @@ bool rslub_kmalloc_filtered(void)
 #endif
 
 /*
+ * Direct calls (direct.S, Documentation/backing.rst): kfree, kmem_cache_free and
+ * kmem_cache_alloc_noprof, the functions called most, jump from their call sites straight
+ * to a trampoline of their own, which costs a few instructions where the handler above
+ * costs a hundred (ftrace's regs trampoline). One ftrace_ops each, as an ops has one
+ * trampoline; the other functions stay on rslub_hook_ops. The direct ops have no
+ * ops_func: a function whose IP another ops modifies (livepatch) or that has a direct
+ * call already (a BPF fentry/fexit trampoline, the other rslub module of the suites)
+ * is refused, and with it the hooks (-EBUSY); while rslub holds them, BPF fentry/fexit
+ * and livepatch cannot attach to these three functions.
+ */
+#ifdef RSLUB_DIRECT
+/* What direct.S assumes of the kernel's layouts. */
+static_assert(offsetof(struct page, compound_info) == RSLUB_PAGE_COMPOUND_INFO);
+static_assert(offsetof(struct page, page_type) + 3 == RSLUB_PAGE_TYPE_TOP); /* little-endian */
+static_assert(sizeof(struct page) == 1 << RSLUB_PAGE_SIZE_SHIFT);
+static_assert(PGTY_slab == RSLUB_PGTY_SLAB);
+static_assert(GOLDEN_RATIO_64 == RSLUB_GOLDEN_RATIO_64);
+#ifdef CONFIG_HAVE_ARCH_HASH
+#error "rslub: direct.S computes hash_ptr() as include/linux/hash.h's generic hash_64()"
+#endif
+static_assert(ENDBR_INSN_SIZE == RSLUB_SITE);
+static_assert(RSLUB_SITE_END - RSLUB_SITE == MCOUNT_INSN_SIZE);
+static_assert(sizeof(rslub_all) == 1 && sizeof(rslub_nwatched) == 4);
+
+/* The decisions of direct.S's slow paths (direct.h). */
+notrace bool rslub_d_kfree(const void *x)
+{
+	return rslub_foreign(x);
+}
+
+notrace bool rslub_d_free(struct kmem_cache *s, void *x)
+{
+	return rslub_foreign(x);
+}
+
+notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	bool backed;
+
+	/* As the handler: the index's readers have preemption off (rslub_hook_unback()). */
+	preempt_disable_notrace();
+	backed = rslub_alloc_backed(s, gfp);
+	preempt_enable_notrace();
+	return backed;
+}
+
+static const struct rslub_direct_site {
+	void *fn;
+	void *tramp;
+} rslub_direct_sites[] = {
+	{ kfree, rslub_direct_kfree },
+	{ kmem_cache_free, rslub_direct_free },
+	{ kmem_cache_alloc_noprof, rslub_direct_alloc },
+};
+#define RSLUB_NR_DIRECT ARRAY_SIZE(rslub_direct_sites)
+
+static struct ftrace_ops rslub_direct_ops[RSLUB_NR_DIRECT] = {
+	[0 ... RSLUB_NR_DIRECT - 1] = { .flags = FTRACE_OPS_FL_DYNAMIC },
+};
+/* Whether the direct calls are registered (with the hooks, under the backing's lock). */
+static bool rslub_direct_used;
+
+static unsigned long rslub_direct_addr(const struct rslub_direct_site *d)
+{
+	return ftrace_jmp_set((unsigned long)d->tramp);
+}
+
+/*
+ * Whether @fn's ftrace call site is where direct.S assumes it: at RSLUB_SITE, a 5-byte NOP
+ * or the call (or jmp) ftrace made of it for another ops. A kernel built otherwise (a
+ * different padding or ENDBR) keeps the handler.
+ */
+static bool rslub_direct_site_ok(const void *fn)
+{
+	static const u8 nop5[] = { BYTES_NOP5 };
+	u8 site[MCOUNT_INSN_SIZE];
+
+	if (copy_from_kernel_nofault(site, fn + RSLUB_SITE, sizeof(site)))
+		return false;
+	return !memcmp(site, nop5, sizeof(site)) || site[0] == 0xe8 || site[0] == 0xe9;
+}
+
+/* Whether the hooks about to be registered use direct calls (the direct= parameter). */
+static bool rslub_direct_wanted(void)
+{
+	int i;
+
+	if (!READ_ONCE(rslub_direct_param))
+		return false;
+	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
+		if (!rslub_direct_site_ok(rslub_direct_sites[i].fn)) {
+			pr_warn_once("rslub: %ps's ftrace call site is not at +%d: hooked without direct calls\n",
+				     rslub_direct_sites[i].fn, RSLUB_SITE);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Whether @fn is hooked by a direct call rather than by rslub_hook_ops. */
+static bool rslub_is_direct(unsigned long fn)
+{
+	int i;
+
+	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
+		if (fn == (unsigned long)rslub_direct_sites[i].fn)
+			return true;
+	}
+	return false;
+}
+
+static void rslub_direct_unregister(int n)
+{
+	while (n--)
+		unregister_ftrace_direct(&rslub_direct_ops[n],
+					 rslub_direct_addr(&rslub_direct_sites[n]), true);
+}
+
+/* Registers the direct calls: 0, or -errno with a message (none is left registered). */
+static int rslub_direct_register(void)
+{
+	int i, ret;
+
+	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
+		const struct rslub_direct_site *d = &rslub_direct_sites[i];
+		struct ftrace_ops *ops = &rslub_direct_ops[i];
+
+		ret = ftrace_set_filter_ip(ops, (unsigned long)d->fn, 0, 0);
+		if (!ret)
+			ret = register_ftrace_direct(ops, rslub_direct_addr(d));
+		if (ret) {
+			pr_err("rslub: cannot hook %ps by a direct call (%d): has it one already (BPF fentry/fexit, the other rslub module) or is it live-patched?\n",
+			       d->fn, ret);
+			ftrace_free_filter(ops);
+			rslub_direct_unregister(i);
+			return ret;
+		}
+	}
+	return 0;
+}
+#else
+static bool rslub_direct_used;
+
+static bool rslub_direct_wanted(void)
+{
+	return false;
+}
+
+static bool rslub_is_direct(unsigned long fn)
+{
+	return false;
+}
+
+static int rslub_direct_register(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static void rslub_direct_unregister(int n)
+{
+}
+#define RSLUB_NR_DIRECT 0
+#endif
+
+/*
  * Registers the hooks on the kernel's functions, and holds the module (rmmod is refused)
  * until rslub_hook_exit(). 0 or -errno.
  */
 int rslub_hook_init(void)
 {
-	static const unsigned long fns[] = { RSLUB_HOOKED(RSLUB_FN_ADDR) };
-	int ret;
+	static const unsigned long all[] = { RSLUB_HOOKED(RSLUB_FN_ADDR) };
+	unsigned long fns[RSLUB_NR_HOOKED];
+	bool direct = rslub_direct_wanted();
+	int i, n = 0, ret;
 
+	for (i = 0; i < RSLUB_NR_HOOKED; i++) {
+		if (!direct || !rslub_is_direct(all[i]))
+			fns[n++] = all[i];
+	}
 	rslub_rcu_wq = alloc_workqueue("rslub_rcu", WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
 	if (!rslub_rcu_wq)
 		return -ENOMEM;
-	ret = rslub_ops_register(&rslub_hook_ops, fns, RSLUB_NR_HOOKED, "the kmem_cache functions");
+	ret = rslub_ops_register(&rslub_hook_ops, fns, n, "the kmem_cache functions");
 	if (ret)
 		goto out;
+	if (direct) {
+		ret = rslub_direct_register();
+		if (ret) {
+			unregister_ftrace_function(&rslub_hook_ops);
+			goto out;
+		}
+	}
+	rslub_direct_used = direct;
 #ifdef CONFIG_KASAN
 	/*
 	 * A task preempted in the kernel's mempool_alloc_slab(), between its call site and
@@ -1757,12 +1940,21 @@ out:
 	return ret;
 }
 
+/* Whether the hooks registered use direct calls (read under the backing's lock). */
+bool rslub_hook_direct(void)
+{
+	return rslub_direct_used;
+}
+
 /* Whether the hooks were ever registered since the module was loaded. */
 static bool rslub_hooks_used;
 
 /* Removes the hooks; no backed cache and no object of one may be left. */
 void rslub_hook_exit(void)
 {
+	if (rslub_direct_used)
+		rslub_direct_unregister(RSLUB_NR_DIRECT);
+	rslub_direct_used = false;
 	unregister_ftrace_function(&rslub_hook_ops);
 	ftrace_free_filter(&rslub_hook_ops);
 	/* Nothing can be queued any more; what was is freed, and its work has returned. */

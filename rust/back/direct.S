@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The direct-call trampolines of the hottest hooked functions: kfree, kmem_cache_free and
+ * kmem_cache_alloc_noprof (Documentation/backing.rst, "Direct calls").
+ *
+ * ftrace patches each function's call site (its first instruction, after the ENDBR on an
+ * IBT kernel) into a jmp to its trampoline here (jmp mode, ftrace_jmp_set()). A
+ * trampoline therefore starts as the function itself would: the arguments in their
+ * registers, the caller's return address on top of the stack. It decides with a few
+ * loads and compares, clobbering only what a call may (%rax, %r10, the flags), and ends
+ * in a direct jmp, either back into the function just after its call site
+ * (RSLUB_SITE_END), or to rslub's replacement, which returns to the caller. It has no
+ * frame and no RET and makes no indirect branch: retpolines, return thunks and
+ * call-depth tracking have nothing to do here, and the jump back needs no ENDBR. No
+ * indirect branch ever targets a trampoline either (where a tracer shares the call site,
+ * ftrace's caller RETs into it), hence ANNOTATE_NOENDBR.
+ *
+ * Where the quick test cannot decide, the trampoline asks C (rslub_d_*(), hook.c) with
+ * the function's argument registers saved around the call. The quick tests:
+ *  - kfree, kmem_cache_free: an object on a slab page is the kernel's (rslub's slabs are
+ *    never PGTY_slab), and so is any address outside the direct map (NULL and
+ *    ZERO_SIZE_PTR included); only the others, large kmalloc and rslub's, are asked about.
+ *  - kmem_cache_alloc_noprof: a cache whose entry in the index of backed caches is empty
+ *    is not backed. The index is read without preemption off (hook.c's readers have it
+ *    off): a task preempted between loading rslub_index and its entry may read an index
+ *    rebuilt since. A non-empty entry only makes it ask; an empty one sends the call to
+ *    the kernel, which is correct for any cache (backing is a choice, and the object is
+ *    routed by its page when it is freed), and is read only around an unbacking, which
+ *    needs no allocation to go anywhere in particular. While names are watched or whole-
+ *    kernel mode sights caches, every allocation asks.
+ */
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/page_types.h>
+
+#include "direct.h"
+
+#ifdef RSLUB_DIRECT
+
+/*
+ * The struct page of the direct-map address in \reg, in %rax; any other address jumps to
+ * \kernel (the kernel's function). Clobbers %rax and the flags.
+ */
+.macro RSLUB_PAGE_OF reg:req, kernel:req
+	movq	\reg, %rax
+	subq	page_offset_base(%rip), %rax
+	jb	\kernel				/* below the direct map */
+	cmpq	$__START_KERNEL_map, \reg
+	jae	\kernel				/* the kernel image, modules, the fixmap */
+	shrq	$PAGE_SHIFT, %rax
+	shlq	$RSLUB_PAGE_SIZE_SHIFT, %rax
+	addq	vmemmap_base(%rip), %rax
+.endm
+
+/*
+ * Whether the page in %rax belongs to a slab of the kernel's: ZF set if so. As page_slab():
+ * the head page's type. Clobbers %rax, %r10 and the flags.
+ */
+.macro RSLUB_KERNEL_SLAB
+	movq	RSLUB_PAGE_COMPOUND_INFO(%rax), %r10
+	testb	$1, %r10b
+	jz	.Lhead\@
+#ifdef CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP
+	andq	%r10, %rax			/* a tail's info masks its address to its head's */
+#else
+	leaq	-1(%r10), %rax			/* a tail's info is its head's address, tagged */
+#endif
+.Lhead\@:
+	cmpb	$RSLUB_PGTY_SLAB, RSLUB_PAGE_TYPE_TOP(%rax)
+.endm
+
+	.text
+
+/* Entered as kfree(x). */
+SYM_FUNC_START(rslub_direct_kfree)
+	ANNOTATE_NOENDBR
+	RSLUB_PAGE_OF %rdi, kfree + RSLUB_SITE_END
+	RSLUB_KERNEL_SLAB
+	je	kfree + RSLUB_SITE_END
+	pushq	%rdi
+	call	rslub_d_kfree
+	popq	%rdi
+	testb	%al, %al
+	jz	kfree + RSLUB_SITE_END
+	jmp	rslub_r_kfree
+SYM_FUNC_END(rslub_direct_kfree)
+
+/* Entered as kmem_cache_free(s, x). */
+SYM_FUNC_START(rslub_direct_free)
+	ANNOTATE_NOENDBR
+	RSLUB_PAGE_OF %rsi, kmem_cache_free + RSLUB_SITE_END
+	RSLUB_KERNEL_SLAB
+	je	kmem_cache_free + RSLUB_SITE_END
+	pushq	%rdi
+	pushq	%rsi
+	call	rslub_d_free
+	popq	%rsi
+	popq	%rdi
+	testb	%al, %al
+	jz	kmem_cache_free + RSLUB_SITE_END
+	jmp	rslub_r_free
+SYM_FUNC_END(rslub_direct_free)
+
+/* Entered as kmem_cache_alloc_noprof(s, gfp). */
+SYM_FUNC_START(rslub_direct_alloc)
+	ANNOTATE_NOENDBR
+	cmpl	$0, rslub_nwatched(%rip)
+	jne	.Lalloc_ask
+	cmpb	$0, rslub_all(%rip)
+	jne	.Lalloc_ask
+	movabsq	$RSLUB_GOLDEN_RATIO_64, %rax	/* hash_ptr(s, RSLUB_INDEX_BITS) */
+	imulq	%rdi, %rax
+	shrq	$(64 - RSLUB_INDEX_BITS), %rax
+	movq	rslub_index(%rip), %r10
+	cmpq	$0, (%r10, %rax, 8)
+	je	kmem_cache_alloc_noprof + RSLUB_SITE_END
+.Lalloc_ask:
+	pushq	%rdi
+	pushq	%rsi
+	call	rslub_d_alloc
+	popq	%rsi
+	popq	%rdi
+	testb	%al, %al
+	jz	kmem_cache_alloc_noprof + RSLUB_SITE_END
+	jmp	rslub_r_alloc
+SYM_FUNC_END(rslub_direct_alloc)
+
+#endif /* RSLUB_DIRECT */

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The test module's own copy of the direct-call trampolines (see rust/back/direct.S). */
+#include "../rust/back/direct.S"
