@@ -23,12 +23,13 @@ mod tests {
         inject::{self, Point},
         slab,
         test_shim::{
-            check_object_size, direct_alloc, direct_free, direct_kfree, direct_param,
+            check_object_size, direct_alloc, direct_count, direct_free, direct_kfree, direct_param,
             direct_sites_patched, direct_state, expect_reports, kc_drop_reference, kfree,
             kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
             kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc, kmem_cache_charge,
             krealloc, ksize, module_refcount, msleep, on_slab_page, read_file, set_before_destroy,
-            set_usercopy_caught, skip, write_file, KernelCache, Memcg, Mempool, Thread, Tick,
+            set_usercopy_caught, skip, write_file, HotTracer, KernelCache, Memcg, Mempool, Thread,
+            Tick,
         },
     };
     use core::sync::atomic::{
@@ -144,7 +145,8 @@ mod tests {
     /// none live; a kernel free would warn and leak them), the kernel's go to the kernel
     /// (rslub would fault on them): on slab pages (small objects, and kmalloc-8k's, most of
     /// which start on a tail page of their slab), on a large kmalloc's pages, NULL and
-    /// `ZERO_SIZE_PTR`.
+    /// `ZERO_SIZE_PTR`. The kernel's objects on slab pages, the addresses outside the direct
+    /// map and the unbacked cache are decided by the quick test alone: no question to C.
     #[test]
     fn the_trampolines_send_every_object_where_it_belongs() {
         let base = back::backings();
@@ -153,13 +155,6 @@ mod tests {
         let plain = KernelCache::create(c"rslub_test_kc_tramp_plain", SIZE, 0, 0, None)
             .expect("kmem_cache");
         back::back(handle(&backed)).expect("back");
-        let mut mine = [0usize; 16];
-        for p in mine.iter_mut() {
-            *p = direct_alloc(&backed, Gfp::KERNEL);
-            assert!(*p != 0 && rslub_owns(*p));
-        }
-        let theirs = direct_alloc(&plain, Gfp::KERNEL);
-        assert!(theirs != 0 && on_slab_page(theirs) && !rslub_owns(theirs));
         let small = kmalloc(64, Gfp::KERNEL);
         let mut big = [0usize; 8];
         for b in big.iter_mut() {
@@ -168,8 +163,31 @@ mod tests {
         }
         let large = kmalloc(4 * bindings::PAGE_SIZE, Gfp::KERNEL);
         assert!(small != 0 && large != 0 && !on_slab_page(large) && !rslub_owns(large));
+
+        // The kernel's: the quick tests decide.
+        direct_count(true);
+        let theirs = direct_alloc(&plain, Gfp::KERNEL);
+        assert!(theirs != 0 && on_slab_page(theirs) && !rslub_owns(theirs));
         // SAFETY: each object was allocated above and is freed once, by the function (as
         // its trampoline) that frees its kind; kfree() of NULL and ZERO_SIZE_PTR does nothing.
+        unsafe {
+            direct_free(&plain, theirs);
+            direct_kfree(small);
+            for b in big {
+                direct_kfree(b);
+            }
+            direct_kfree(0);
+            direct_kfree(16);
+        }
+        let quick = direct_count(true);
+
+        // rslub's, and a large kmalloc: asked about.
+        let mut mine = [0usize; 16];
+        for p in mine.iter_mut() {
+            *p = direct_alloc(&backed, Gfp::KERNEL);
+            assert!(*p != 0 && rslub_owns(*p));
+        }
+        // SAFETY: as above.
         unsafe {
             for p in &mine[..8] {
                 direct_free(&backed, *p);
@@ -177,16 +195,42 @@ mod tests {
             for p in &mine[8..] {
                 direct_kfree(*p);
             }
-            direct_free(&plain, theirs);
-            direct_kfree(small);
-            for b in big {
-                direct_kfree(b);
-            }
             direct_kfree(large);
-            direct_kfree(0);
-            direct_kfree(16);
+        }
+        let asked = direct_count(false);
+        if direct_state().is_some() {
+            assert_eq!(quick, 0);
+            assert!(asked >= 2 * mine.len() + 1);
         }
         assert_eq!(back::unback(handle(&backed)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
+    /// Where a tracer shares their call sites (ftrace's caller then runs it, and enters the
+    /// trampoline or the handler after it), the hottest functions still send a backed
+    /// cache's objects to rslub and the kernel's to the kernel.
+    #[test]
+    fn the_hottest_functions_route_objects_with_a_tracer_on_them() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_traced", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let tracer = HotTracer::new().expect("a tracer on kfree and its kin");
+        let before = tracer.calls();
+        let p = kc.alloc(Gfp::KERNEL);
+        let q = kc.alloc(Gfp::KERNEL);
+        let k = kmalloc(64, Gfp::KERNEL);
+        assert!(rslub_owns(p) && rslub_owns(q) && on_slab_page(k));
+        // SAFETY: allocated above, freed once each.
+        unsafe {
+            kc.free(p);
+            kfree(q);
+            kfree(k);
+        }
+        // This task's five calls at least (the tracer sees every task's).
+        assert!(tracer.calls() - before >= 5);
+        drop(tracer);
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::backings(), base);
     }
 

@@ -86,6 +86,9 @@ bool rslub_test_direct_sites_patched(void);
 void rslub_test_direct_kfree(const void *x);
 void rslub_test_direct_free(struct kmem_cache *s, void *x);
 void *rslub_test_direct_alloc(struct kmem_cache *s, gfp_t gfp);
+unsigned long rslub_test_direct_count(bool on);
+int rslub_test_trace_hot(bool on);
+int rslub_test_traced(void);
 void *rslub_test_kmalloc(size_t size, gfp_t gfp);
 void *rslub_test_kmalloc_node(size_t size, gfp_t gfp, int node);
 void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp);
@@ -710,15 +713,10 @@ bool rslub_test_direct_sites_patched(void)
 	int i;
 
 	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
-		const struct rslub_direct_site *d = &rslub_direct_sites[i];
-		unsigned long at = (unsigned long)d->fn + RSLUB_SITE;
-		u8 site[MCOUNT_INSN_SIZE];
-		s32 rel;
+		unsigned long to = 0;
 
-		if (copy_from_kernel_nofault(site, (void *)at, sizeof(site)) || site[0] != 0xe9)
-			return false;
-		memcpy(&rel, site + 1, sizeof(rel));
-		if (at + MCOUNT_INSN_SIZE + rel != (unsigned long)d->tramp)
+		if (rslub_site(rslub_direct_sites[i].fn, &to) != RSLUB_SITE_JMP ||
+		    to != (unsigned long)rslub_direct_sites[i].tramp)
 			return false;
 	}
 	return true;
@@ -757,6 +755,66 @@ void *rslub_test_direct_alloc(struct kmem_cache *s, gfp_t gfp)
 #else
 	return kmem_cache_alloc(s, gfp);
 #endif
+}
+
+/*
+ * Counts this task's calls of the trampolines' questions in C (rslub_d_*()) from now on
+ * (@on) or no more: the count since the last call, which restarts it.
+ */
+unsigned long rslub_test_direct_count(bool on)
+{
+#if defined(RSLUB_DIRECT) && defined(RSLUB_INJECT)
+	unsigned long n;
+
+	WRITE_ONCE(rslub_direct_task, NULL);
+	n = rslub_direct_asked;
+	rslub_direct_asked = 0;
+	WRITE_ONCE(rslub_direct_task, on ? current : NULL);
+	return n;
+#else
+	return 0;
+#endif
+}
+
+static atomic_t rslub_test_traced_calls;
+
+static void notrace rslub_test_trace_fn(unsigned long ip, unsigned long parent_ip,
+					struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	atomic_inc(&rslub_test_traced_calls);
+}
+
+static struct ftrace_ops rslub_test_trace_ops = {
+	.func = rslub_test_trace_fn,
+};
+
+/*
+ * A tracer on kfree, kmem_cache_free and kmem_cache_alloc_noprof (@on), or none any more:
+ * it shares their call sites with rslub's hooks, direct or not. 0 or -errno.
+ */
+int rslub_test_trace_hot(bool on)
+{
+	static void *const fns[] = { kfree, kmem_cache_free, kmem_cache_alloc_noprof };
+	int i, ret = 0;
+
+	if (!on) {
+		unregister_ftrace_function(&rslub_test_trace_ops);
+		ftrace_free_filter(&rslub_test_trace_ops);
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(fns) && !ret; i++)
+		ret = ftrace_set_filter_ip(&rslub_test_trace_ops, (unsigned long)fns[i], 0, 0);
+	if (!ret)
+		ret = register_ftrace_function(&rslub_test_trace_ops);
+	if (ret)
+		ftrace_free_filter(&rslub_test_trace_ops);
+	return ret;
+}
+
+/* The calls the tracer saw, of every task. */
+int rslub_test_traced(void)
+{
+	return atomic_read(&rslub_test_traced_calls);
 }
 
 /*

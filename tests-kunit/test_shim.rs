@@ -118,6 +118,9 @@ mod ffi {
         pub(super) fn rslub_test_direct_state() -> c_int;
         pub(super) fn rslub_test_direct_sites_patched() -> bool;
         pub(super) fn rslub_test_direct_param() -> bool;
+        pub(super) fn rslub_test_direct_count(on: bool) -> usize;
+        pub(super) fn rslub_test_trace_hot(on: bool) -> c_int;
+        pub(super) fn rslub_test_traced() -> c_int;
         pub(super) fn rslub_test_direct_kfree(obj: *const c_void);
         pub(super) fn rslub_test_direct_free(
             kc: *mut kernel::bindings::kmem_cache,
@@ -1011,6 +1014,46 @@ pub(crate) unsafe fn direct_free(kc: &KernelCache, obj: usize) {
 pub(crate) fn direct_alloc(kc: &KernelCache, gfp: crate::gfp::Gfp) -> usize {
     // SAFETY: `kc` is a live cache; any flags.
     unsafe { ffi::rslub_test_direct_alloc(kc.raw().as_ptr(), gfp.raw()) }
+}
+
+/// Counts this task's calls of the trampolines' questions in C (`rslub_d_*()`) from now on
+/// (`on`) or no more; returns the count since the last call, which restarts it.
+pub(crate) fn direct_count(on: bool) -> usize {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_direct_count(on) }
+}
+
+/// A tracer (an ftrace_ops of the test module's) on `kfree`, `kmem_cache_free` and
+/// `kmem_cache_alloc_noprof` while the value lives: it shares their call sites with the
+/// hooks.
+///
+/// # Invariants
+///
+/// The tracer is registered.
+pub(crate) struct HotTracer(());
+
+impl HotTracer {
+    /// Registers the tracer.
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: No precondition; only one `HotTracer` lives at a time (the suites run one
+        // case at a time, and only one case makes one).
+        to_result(unsafe { ffi::rslub_test_trace_hot(true) })?;
+        // INVARIANT: Registered just above.
+        Ok(Self(()))
+    }
+
+    /// The calls the tracer saw, of every task.
+    pub(crate) fn calls(&self) -> i32 {
+        // SAFETY: No precondition.
+        unsafe { ffi::rslub_test_traced() }
+    }
+}
+
+impl Drop for HotTracer {
+    fn drop(&mut self) {
+        // SAFETY: Registered (the type invariant); unregistered once, here.
+        unsafe { ffi::rslub_test_trace_hot(false) };
+    }
 }
 
 /// The module's reference count (`module_refcount(THIS_MODULE)`).

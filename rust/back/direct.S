@@ -21,12 +21,14 @@
  *    never PGTY_slab), and so is any address outside the direct map (NULL and
  *    ZERO_SIZE_PTR included); only the others, large kmalloc and rslub's, are asked about.
  *  - kmem_cache_alloc_noprof: a cache whose entry in the index of backed caches is empty
- *    is not backed. The index is read without preemption off (hook.c's readers have it
- *    off): a task preempted between loading rslub_index and its entry may read an index
- *    rebuilt since. A non-empty entry only makes it ask; an empty one sends the call to
- *    the kernel, which is correct for any cache (backing is a choice, and the object is
- *    routed by its page when it is freed), and is read only around an unbacking, which
- *    needs no allocation to go anywhere in particular. While names are watched or whole-
+ *    is not backed. The entry is a hint; only the lookup with preemption off, in C, is
+ *    authoritative. The trampoline reads it with preemption on, so a task preempted
+ *    between loading rslub_index and its entry may read a buffer that unbackings have
+ *    rebuilt since, for as long as it was preempted, about any cache. It only compares
+ *    the entry with 0 (the buffers are static): a non-empty one makes it ask; an empty
+ *    one sends the call to the kernel, which is correct for any cache (backing is a
+ *    choice, and the object goes back by its page when it is freed): such a task may
+ *    get a kernel object from a backed cache, once. While names are watched or whole-
  *    kernel mode sights caches, every allocation asks.
  */
 #include <linux/linkage.h>
@@ -38,15 +40,16 @@
 #ifdef RSLUB_DIRECT
 
 /*
- * The struct page of the direct-map address in \reg, in %rax; any other address jumps to
- * \kernel (the kernel's function). Clobbers %rax and the flags.
+ * The struct page of the direct-map address in \reg, in %rax, as virt_to_page(); an
+ * address below the direct map or from vmalloc_base up jumps to \kernel (the kernel's
+ * function): rslub's objects are never there. Clobbers %rax and the flags.
  */
 .macro RSLUB_PAGE_OF reg:req, kernel:req
 	movq	\reg, %rax
 	subq	page_offset_base(%rip), %rax
 	jb	\kernel				/* below the direct map */
-	cmpq	$__START_KERNEL_map, \reg
-	jae	\kernel				/* the kernel image, modules, the fixmap */
+	cmpq	vmalloc_base(%rip), \reg
+	jae	\kernel				/* vmalloc and above: vmemmap, the kernel image, ... */
 	shrq	$PAGE_SHIFT, %rax
 	shlq	$RSLUB_PAGE_SIZE_SHIFT, %rax
 	addq	vmemmap_base(%rip), %rax

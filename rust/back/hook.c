@@ -1752,14 +1752,32 @@ static_assert(ENDBR_INSN_SIZE == RSLUB_SITE);
 static_assert(RSLUB_SITE_END - RSLUB_SITE == MCOUNT_INSN_SIZE);
 static_assert(sizeof(rslub_all) == 1 && sizeof(rslub_nwatched) == 4);
 
+#ifdef RSLUB_INJECT
+/* Test-only: the task whose calls of rslub_d_*() are counted, and their count. */
+static struct task_struct *rslub_direct_task;
+static unsigned long rslub_direct_asked;
+
+static __always_inline void rslub_direct_count(void)
+{
+	if (unlikely(READ_ONCE(rslub_direct_task) == current))
+		rslub_direct_asked++;
+}
+#else
+static __always_inline void rslub_direct_count(void)
+{
+}
+#endif
+
 /* The decisions of direct.S's slow paths (direct.h). */
 notrace bool rslub_d_kfree(const void *x)
 {
+	rslub_direct_count();
 	return rslub_foreign(x);
 }
 
 notrace bool rslub_d_free(struct kmem_cache *s, void *x)
 {
+	rslub_direct_count();
 	return rslub_foreign(x);
 }
 
@@ -1767,6 +1785,7 @@ notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	bool backed;
 
+	rslub_direct_count();
 	/* As the handler: the index's readers have preemption off (rslub_hook_unback()). */
 	preempt_disable_notrace();
 	backed = rslub_alloc_backed(s, gfp);
@@ -1784,6 +1803,11 @@ static const struct rslub_direct_site {
 };
 #define RSLUB_NR_DIRECT ARRAY_SIZE(rslub_direct_sites)
 
+/*
+ * ftrace marks a module's ops FTRACE_OPS_FL_DYNAMIC anyway: removing one then waits for
+ * RCU Tasks (and its rude flavour), hence for every task between a call site and the end
+ * of a trampoline or of rslub_d_*(), which never sleep, before the text may go.
+ */
 static struct ftrace_ops rslub_direct_ops[RSLUB_NR_DIRECT] = {
 	[0 ... RSLUB_NR_DIRECT - 1] = { .flags = FTRACE_OPS_FL_DYNAMIC },
 };
@@ -1795,19 +1819,51 @@ static unsigned long rslub_direct_addr(const struct rslub_direct_site *d)
 	return ftrace_jmp_set((unsigned long)d->tramp);
 }
 
+/* What @fn's ftrace call site, at RSLUB_SITE as direct.S assumes, is. */
+enum rslub_site_kind { RSLUB_SITE_OTHER, RSLUB_SITE_NOP, RSLUB_SITE_CALL, RSLUB_SITE_JMP };
+
+/* The kind of @fn's call site, and in *@to where its call or jmp goes. */
+static enum rslub_site_kind rslub_site(const void *fn, unsigned long *to)
+{
+	static const u8 nop5[] = { BYTES_NOP5 };
+	unsigned long at = (unsigned long)fn + RSLUB_SITE;
+	u8 site[MCOUNT_INSN_SIZE];
+	s32 rel;
+
+	if (copy_from_kernel_nofault(site, (void *)at, sizeof(site)))
+		return RSLUB_SITE_OTHER;
+	if (!memcmp(site, nop5, sizeof(site)))
+		return RSLUB_SITE_NOP;
+	if (site[0] != 0xe8 && site[0] != 0xe9)
+		return RSLUB_SITE_OTHER;
+	memcpy(&rel, site + 1, sizeof(rel));
+	*to = at + MCOUNT_INSN_SIZE + rel;
+	return site[0] == 0xe8 ? RSLUB_SITE_CALL : RSLUB_SITE_JMP;
+}
+
 /*
- * Whether @fn's ftrace call site is where direct.S assumes it: at RSLUB_SITE, a 5-byte NOP
- * or the call (or jmp) ftrace made of it for another ops. A kernel built otherwise (a
- * different padding or ENDBR) keeps the handler.
+ * Whether @fn's call site is where direct.S assumes it (a NOP, or ftrace's call or jmp
+ * for another ops): a kernel built otherwise (another padding or ENDBR) keeps the
+ * handler. (The filter is then set at that very address, which ftrace takes only where
+ * it is the site, or the function's start.)
  */
 static bool rslub_direct_site_ok(const void *fn)
 {
-	static const u8 nop5[] = { BYTES_NOP5 };
-	u8 site[MCOUNT_INSN_SIZE];
+	unsigned long to;
 
-	if (copy_from_kernel_nofault(site, fn + RSLUB_SITE, sizeof(site)))
-		return false;
-	return !memcmp(site, nop5, sizeof(site)) || site[0] == 0xe8 || site[0] == 0xe9;
+	return rslub_site(fn, &to) != RSLUB_SITE_OTHER;
+}
+
+/*
+ * Whether @d's call site, once registered, enters its trampoline: a jmp to it, or where a
+ * tracer shares the site a call of ftrace's caller (which RETs into it).
+ */
+static bool rslub_direct_site_patched(const struct rslub_direct_site *d)
+{
+	unsigned long to = 0;
+	enum rslub_site_kind k = rslub_site(d->fn, &to);
+
+	return k == RSLUB_SITE_CALL || (k == RSLUB_SITE_JMP && to == (unsigned long)d->tramp);
 }
 
 /* Whether the hooks about to be registered use direct calls (the direct= parameter). */
@@ -1855,9 +1911,19 @@ static int rslub_direct_register(void)
 		const struct rslub_direct_site *d = &rslub_direct_sites[i];
 		struct ftrace_ops *ops = &rslub_direct_ops[i];
 
-		ret = ftrace_set_filter_ip(ops, (unsigned long)d->fn, 0, 0);
+		ret = ftrace_set_filter_ip(ops, (unsigned long)d->fn + RSLUB_SITE, 0, 0);
 		if (!ret)
 			ret = register_ftrace_direct(ops, rslub_direct_addr(d));
+		/*
+		 * The site now jumps to the trampoline, or calls ftrace's caller where a
+		 * tracer shares it; anything else and direct.S would not be entered as @fn.
+		 */
+		if (!ret && !rslub_direct_site_patched(d)) {
+			pr_err("rslub: %ps's call site is not a jmp to its trampoline after registration\n",
+			       d->fn);
+			unregister_ftrace_direct(ops, rslub_direct_addr(d), false);
+			ret = -EINVAL;
+		}
 		if (ret) {
 			pr_err("rslub: cannot hook %ps by a direct call (%d): has it one already (BPF fentry/fexit, the other rslub module) or is it live-patched?\n",
 			       d->fn, ret);
@@ -2064,7 +2130,9 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		smp_store_release(&rslub_index, spare);
 		/*
 		 * Handlers run with preemption off, lookups under rcu_read_lock(): after this
-		 * none reads the old index or finds this slot.
+		 * none of them reads the old index or finds this slot. (direct.S's quick test
+		 * of kmem_cache_alloc reads an entry with preemption on, as a hint only: see
+		 * there why a stale one is harmless.)
 		 */
 		synchronize_rcu();
 		/* A replacement that got the slot before still allocates from rc. */
