@@ -200,7 +200,8 @@ mod tests {
         let asked = direct_count(false);
         if direct_state().is_some() {
             assert_eq!(quick, 0);
-            assert!(asked >= 2 * mine.len() + 1);
+            // Each allocation and free of `mine`, and the large kmalloc's free, at least.
+            assert!(asked > 2 * mine.len());
         }
         assert_eq!(back::unback(handle(&backed)), Ok(0));
         assert_eq!(back::backings(), base);
