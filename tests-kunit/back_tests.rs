@@ -23,13 +23,13 @@ mod tests {
         inject::{self, Point},
         slab,
         test_shim::{
-            check_object_size, direct_alloc, direct_count, direct_free, direct_kfree, direct_param,
-            direct_sites_patched, direct_state, expect_reports, kc_drop_reference, kfree,
-            kfree_bulk, kfree_rcu_head, kfree_rcu_headless, kfree_rcu_inner,
-            kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc, kmem_cache_charge,
-            krealloc, ksize, module_refcount, msleep, on_slab_page, read_file, set_before_destroy,
-            set_usercopy_caught, skip, write_file, HotTracer, KernelCache, Memcg, Mempool, Thread,
-            Tick,
+            check_object_size, direct_alloc, direct_alloc_node, direct_count, direct_free,
+            direct_kfree, direct_param, direct_sites_patched, direct_state, expect_reports,
+            kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
+            kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc,
+            kmem_cache_charge, krealloc, ksize, module_refcount, msleep, on_slab_page, read_file,
+            set_before_destroy, set_usercopy_caught, skip, write_file, HotTracer, KernelCache,
+            Memcg, Mempool, Thread, Tick,
         },
     };
     use core::sync::atomic::{
@@ -39,6 +39,8 @@ mod tests {
     use kernel::{bindings, error::code::*, prelude::*, str::CString};
 
     const SIZE: u32 = 200;
+    /// Any node (`NUMA_NO_NODE`, include/linux/numa.h).
+    const NUMA_NO_NODE: i32 = -1;
 
     fn handle(kc: &KernelCache) -> KmemCache {
         // SAFETY: `kc` lives until the end of the test, after every use of the handle.
@@ -112,8 +114,8 @@ mod tests {
         assert_eq!(module_refcount(), refs);
     }
 
-    /// `kfree`, `kmem_cache_free` and `kmem_cache_alloc`, the functions called most, are
-    /// hooked by ftrace direct calls where the kernel has them (jmp mode) and `direct=` is
+    /// `kfree`, `kmem_cache_free`, `kmem_cache_alloc` and `kmem_cache_alloc_node`, the
+    /// functions called most, are hooked by ftrace direct calls where the kernel has them (jmp mode) and `direct=` is
     /// on, the default: their call sites then jump straight to rslub's trampolines. With
     /// `direct=0` (`.ci/run`'s one-node stage runs every suite so) the handler hooks them,
     /// as every other function. Either way they route a backed cache's objects to rslub.
@@ -128,11 +130,13 @@ mod tests {
         assert_eq!(direct_sites_patched(), want);
         let p = kc.alloc(Gfp::KERNEL);
         let q = kc.alloc(Gfp::KERNEL);
-        assert!(rslub_owns(p) && rslub_owns(q));
+        let n = kc.alloc_node(Gfp::KERNEL, NUMA_NO_NODE);
+        assert!(rslub_owns(p) && rslub_owns(q) && rslub_owns(n));
         // SAFETY: allocated from `kc` above, freed once each.
         unsafe {
             kc.free(p);
             kfree(q);
+            kc.free(n);
         }
         assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::backings(), base);
@@ -167,11 +171,15 @@ mod tests {
         // The kernel's: the quick tests decide.
         direct_count(true);
         let theirs = direct_alloc(&plain, Gfp::KERNEL);
-        assert!(theirs != 0 && on_slab_page(theirs) && !rslub_owns(theirs));
+        let theirs_node = direct_alloc_node(&plain, Gfp::KERNEL, NUMA_NO_NODE);
+        for t in [theirs, theirs_node] {
+            assert!(t != 0 && on_slab_page(t) && !rslub_owns(t));
+        }
         // SAFETY: each object was allocated above and is freed once, by the function (as
         // its trampoline) that frees its kind; kfree() of NULL and ZERO_SIZE_PTR does nothing.
         unsafe {
             direct_free(&plain, theirs);
+            direct_free(&plain, theirs_node);
             direct_kfree(small);
             for b in big {
                 direct_kfree(b);
@@ -183,8 +191,12 @@ mod tests {
 
         // rslub's, and a large kmalloc: asked about.
         let mut mine = [0usize; 16];
-        for p in mine.iter_mut() {
-            *p = direct_alloc(&backed, Gfp::KERNEL);
+        for (i, p) in mine.iter_mut().enumerate() {
+            *p = if i % 2 == 0 {
+                direct_alloc(&backed, Gfp::KERNEL)
+            } else {
+                direct_alloc_node(&backed, Gfp::KERNEL, NUMA_NO_NODE)
+            };
             assert!(*p != 0 && rslub_owns(*p));
         }
         // SAFETY: as above.
@@ -220,16 +232,18 @@ mod tests {
         let before = tracer.calls();
         let p = kc.alloc(Gfp::KERNEL);
         let q = kc.alloc(Gfp::KERNEL);
+        let n = kc.alloc_node(Gfp::KERNEL, NUMA_NO_NODE);
         let k = kmalloc(64, Gfp::KERNEL);
-        assert!(rslub_owns(p) && rslub_owns(q) && on_slab_page(k));
+        assert!(rslub_owns(p) && rslub_owns(q) && rslub_owns(n) && on_slab_page(k));
         // SAFETY: allocated above, freed once each.
         unsafe {
             kc.free(p);
             kfree(q);
+            kc.free(n);
             kfree(k);
         }
-        // This task's five calls at least (the tracer sees every task's).
-        assert!(tracer.calls() - before >= 5);
+        // This task's seven calls at least (the tracer sees every task's).
+        assert!(tracer.calls() - before >= 7);
         drop(tracer);
         assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::backings(), base);

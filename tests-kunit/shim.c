@@ -86,6 +86,7 @@ bool rslub_test_direct_sites_patched(void);
 void rslub_test_direct_kfree(const void *x);
 void rslub_test_direct_free(struct kmem_cache *s, void *x);
 void *rslub_test_direct_alloc(struct kmem_cache *s, gfp_t gfp);
+void *rslub_test_direct_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
 unsigned long rslub_test_direct_count(bool on);
 int rslub_test_trace_hot(bool on);
 int rslub_test_traced(void);
@@ -757,6 +758,15 @@ void *rslub_test_direct_alloc(struct kmem_cache *s, gfp_t gfp)
 #endif
 }
 
+void *rslub_test_direct_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+#ifdef RSLUB_DIRECT
+	return rslub_direct_alloc_node(s, gfp, node);
+#else
+	return kmem_cache_alloc_node(s, gfp, node);
+#endif
+}
+
 /*
  * Counts this task's calls of the trampolines' questions in C (rslub_d_*()) from now on
  * (@on) or no more: the count since the last call, which restarts it.
@@ -789,12 +799,14 @@ static struct ftrace_ops rslub_test_trace_ops = {
 };
 
 /*
- * A tracer on kfree, kmem_cache_free and kmem_cache_alloc_noprof (@on), or none any more:
+ * A tracer on kfree, kmem_cache_free, kmem_cache_alloc_noprof and
+ * kmem_cache_alloc_node_noprof (@on), or none any more:
  * it shares their call sites with rslub's hooks, direct or not. 0 or -errno.
  */
 int rslub_test_trace_hot(bool on)
 {
-	static void *const fns[] = { kfree, kmem_cache_free, kmem_cache_alloc_noprof };
+	static void *const fns[] = { kfree, kmem_cache_free, kmem_cache_alloc_noprof,
+				     kmem_cache_alloc_node_noprof };
 	int i, ret = 0;
 
 	if (!on) {

@@ -130,6 +130,11 @@ mod ffi {
             kc: *mut kernel::bindings::kmem_cache,
             gfp: u32,
         ) -> usize;
+        pub(super) fn rslub_test_direct_alloc_node(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+            node: i32,
+        ) -> usize;
         pub(super) fn rslub_test_mempool_create(
             min_nr: i32,
             kc: *mut kernel::bindings::kmem_cache,
@@ -1016,6 +1021,12 @@ pub(crate) fn direct_alloc(kc: &KernelCache, gfp: crate::gfp::Gfp) -> usize {
     unsafe { ffi::rslub_test_direct_alloc(kc.raw().as_ptr(), gfp.raw()) }
 }
 
+/// `kmem_cache_alloc_node(kc, gfp, node)` through its trampoline; see [`direct_kfree`].
+pub(crate) fn direct_alloc_node(kc: &KernelCache, gfp: crate::gfp::Gfp, node: i32) -> usize {
+    // SAFETY: `kc` is a live cache; any flags, any node (NUMA_NO_NODE included).
+    unsafe { ffi::rslub_test_direct_alloc_node(kc.raw().as_ptr(), gfp.raw(), node) }
+}
+
 /// Counts this task's calls of the trampolines' questions in C (`rslub_d_*()`) from now on
 /// (`on`) or no more; returns the count since the last call, which restarts it.
 pub(crate) fn direct_count(on: bool) -> usize {
@@ -1023,9 +1034,9 @@ pub(crate) fn direct_count(on: bool) -> usize {
     unsafe { ffi::rslub_test_direct_count(on) }
 }
 
-/// A tracer (an ftrace_ops of the test module's) on `kfree`, `kmem_cache_free` and
-/// `kmem_cache_alloc_noprof` while the value lives: it shares their call sites with the
-/// hooks.
+/// A tracer (an ftrace_ops of the test module's) on `kfree`, `kmem_cache_free`,
+/// `kmem_cache_alloc_noprof` and `kmem_cache_alloc_node_noprof` while the value lives: it
+/// shares their call sites with the hooks.
 ///
 /// # Invariants
 ///

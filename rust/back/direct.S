@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The direct-call trampolines of the hottest hooked functions: kfree, kmem_cache_free and
- * kmem_cache_alloc_noprof (Documentation/backing.rst, "Direct calls").
+ * The direct-call trampolines of the hottest hooked functions: kfree, kmem_cache_free,
+ * kmem_cache_alloc_noprof and kmem_cache_alloc_node_noprof (the skbs' allocations)
+ * (Documentation/backing.rst, "Direct calls").
  *
  * ftrace patches each function's call site (its first instruction, after the ENDBR on an
  * IBT kernel) into a jmp to its trampoline here (jmp mode, ftrace_jmp_set()). A
@@ -20,7 +21,8 @@
  *  - kfree, kmem_cache_free: an object on a slab page is the kernel's (rslub's slabs are
  *    never PGTY_slab), and so is any address outside the direct map (NULL and
  *    ZERO_SIZE_PTR included); only the others, large kmalloc and rslub's, are asked about.
- *  - kmem_cache_alloc_noprof: a cache whose entry in the index of backed caches is empty
+ *  - kmem_cache_alloc_noprof, kmem_cache_alloc_node_noprof: a cache whose entry in the
+ *    index of backed caches is empty
  *    is not backed. The entry is a hint; only the lookup with preemption off, in C, is
  *    authoritative. The trampoline reads it with preemption on, so a task preempted
  *    between loading rslub_index and its entry may read a buffer that unbackings have
@@ -104,28 +106,39 @@ SYM_FUNC_START(rslub_direct_free)
 	jmp	rslub_r_free
 SYM_FUNC_END(rslub_direct_free)
 
-/* Entered as kmem_cache_alloc_noprof(s, gfp). */
-SYM_FUNC_START(rslub_direct_alloc)
+/*
+ * \name, entered as \fn(s, gfp[, node]): kmem_cache_alloc_noprof and
+ * kmem_cache_alloc_node_noprof, which take the cache and the flags first. The third
+ * argument register is saved around the question whether the function takes it or not.
+ */
+.macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req
+SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
 	cmpl	$0, rslub_nwatched(%rip)
-	jne	.Lalloc_ask
+	jne	.Lask\@
 	cmpb	$0, rslub_all(%rip)
-	jne	.Lalloc_ask
+	jne	.Lask\@
 	movabsq	$RSLUB_GOLDEN_RATIO_64, %rax	/* hash_ptr(s, RSLUB_INDEX_BITS) */
 	imulq	%rdi, %rax
 	shrq	$(64 - RSLUB_INDEX_BITS), %rax
 	movq	rslub_index(%rip), %r10
 	cmpq	$0, (%r10, %rax, 8)
-	je	kmem_cache_alloc_noprof + RSLUB_SITE_END
-.Lalloc_ask:
+	je	\fn + RSLUB_SITE_END
+.Lask\@:
 	pushq	%rdi
 	pushq	%rsi
+	pushq	%rdx
 	call	rslub_d_alloc
+	popq	%rdx
 	popq	%rsi
 	popq	%rdi
 	testb	%al, %al
-	jz	kmem_cache_alloc_noprof + RSLUB_SITE_END
-	jmp	rslub_r_alloc
-SYM_FUNC_END(rslub_direct_alloc)
+	jz	\fn + RSLUB_SITE_END
+	jmp	\repl
+SYM_FUNC_END(\name)
+.endm
+
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc, kmem_cache_alloc_noprof, rslub_r_alloc
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_node, kmem_cache_alloc_node_noprof, rslub_r_alloc_node
 
 #endif /* RSLUB_DIRECT */

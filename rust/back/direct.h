@@ -49,17 +49,20 @@ bool rslub_d_free(struct kmem_cache *s, void *x);
 bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp);
 
 /*
- * The trampolines, entered as kfree, kmem_cache_free and kmem_cache_alloc_noprof: called
+ * The trampolines, entered as kfree, kmem_cache_free, kmem_cache_alloc_noprof and
+ * kmem_cache_alloc_node_noprof: called
  * directly (the suites do), each does what the function it stands for does.
  */
 void rslub_direct_kfree(const void *x);
 void rslub_direct_free(struct kmem_cache *s, void *x);
 void *rslub_direct_alloc(struct kmem_cache *s, gfp_t gfp);
+void *rslub_direct_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
 
 /* The replacements a trampoline jumps to (hook.c), and what the trampolines read there. */
 void rslub_r_kfree(const void *x);
 void rslub_r_free(struct kmem_cache *s, void *x);
 void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp);
+void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
 #endif
 
 #endif

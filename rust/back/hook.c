@@ -555,7 +555,7 @@ static notrace void *rslub_r_alloc_lru(struct kmem_cache *s, struct list_lru *lr
 	return rslub_r_alloc(s, gfp);
 }
 
-static notrace void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
+notrace void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct rslub_backing *b = rslub_get(s);
 	void *p;
@@ -1728,15 +1728,16 @@ bool rslub_kmalloc_filtered(void)
 #endif
 
 /*
- * Direct calls (direct.S, Documentation/backing.rst): kfree, kmem_cache_free and
- * kmem_cache_alloc_noprof, the functions called most, jump from their call sites straight
+ * Direct calls (direct.S, Documentation/backing.rst): kfree, kmem_cache_free,
+ * kmem_cache_alloc_noprof and kmem_cache_alloc_node_noprof (every skb's), the functions
+ * called most, jump from their call sites straight
  * to a trampoline of their own, which costs a few instructions where the handler above
  * costs a hundred (ftrace's regs trampoline). One ftrace_ops each, as an ops has one
  * trampoline; the other functions stay on rslub_hook_ops. The direct ops have no
  * ops_func: a function whose IP another ops modifies (livepatch) or that has a direct
  * call already (a BPF fentry/fexit trampoline, the other rslub module of the suites)
  * is refused, and with it the hooks (-EBUSY); while rslub holds them, BPF fentry/fexit
- * and livepatch cannot attach to these three functions.
+ * and livepatch cannot attach to these four functions.
  */
 #ifdef RSLUB_DIRECT
 /* What direct.S assumes of the kernel's layouts. */
@@ -1800,6 +1801,7 @@ static const struct rslub_direct_site {
 	{ kfree, rslub_direct_kfree },
 	{ kmem_cache_free, rslub_direct_free },
 	{ kmem_cache_alloc_noprof, rslub_direct_alloc },
+	{ kmem_cache_alloc_node_noprof, rslub_direct_alloc_node },
 };
 #define RSLUB_NR_DIRECT ARRAY_SIZE(rslub_direct_sites)
 
