@@ -10,7 +10,8 @@
 #   make shell   interactive guest with the modules at hand
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
-#                figures into Documentation/benchmarks*
+#                figures into Documentation/benchmarks*; PART=whole: only the
+#                whole-system workloads (Documentation/benchmarks_whole.rst)
 #   make setup   install tools, fetch the kernel source, build the test kernel
 #   make / make modules   build the modules (rslub.ko, its KUnit, benchmark and sample
 #                modules) against the test kernel, or KDIR=, into the cache folder
@@ -26,7 +27,7 @@
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE
+export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE PART SWEEP
 
 .PHONY: all setup kernel modules modules_install test stress run shell coverage check bench clean
 all: modules

@@ -9,7 +9,8 @@
 # CPUs at once on 1, 2, 4 and nproc vCPUs; three boots without icount for the wall-clock
 # ratio; then the real
 # workloads (scripts/bench_real_guest.sh), on CPUS, 2 and 1 vCPUs and in three wall-clock
-# boots. Writes
+# boots; last the whole-system workloads (scripts/bench_whole.sh, alone with PART=whole,
+# Documentation/benchmarks_whole.rst). Writes
 # Documentation/benchmarks/results.{json,csv}, the SVG plots, and the tables of
 # Documentation/benchmarks.rst.
 set -euo pipefail
@@ -23,6 +24,13 @@ export CPUS
 if [ "${VARIANT:-default}" = distro ]; then
 	exec "$RSLUB_TOP/scripts/bench_distro.sh"
 fi
+# PART=whole: only the whole-system workloads (scripts/bench_whole.sh), which the full
+# run does last.
+case ${PART:-all} in
+all) ;;
+whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
+*) die "PART=$PART: must be all or whole" ;;
+esac
 [ "${VARIANT:-default}" = default ] || log "bench: VARIANT=$VARIANT ignored, the default kernel is measured"
 VARIANT=default
 export VARIANT
@@ -80,3 +88,5 @@ python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	"$out/wall1.jsonl" "$out/wall2.jsonl" "$out/wall3.jsonl" "${par_files[@]}" \
 	--real "$out/real_cpus$CPUS.jsonl" "$out/real_cpus2.jsonl" "$out/real_cpus1.jsonl" \
 	"$out/realwall1.jsonl" "$out/realwall2.jsonl" "$out/realwall3.jsonl"
+# The whole kernel on rslub against the kernel's allocator, in boots of their own.
+"$RSLUB_TOP/scripts/bench_whole.sh"

@@ -165,6 +165,9 @@ def section(recs, hook_line):
         "over the three caches. A warm-up run precedes each experiment and is not shown.\n"
         "Checked once by hand: two boots of ``REAL=1 CPUS=1 NODES=1 scripts/bench_vm.sh OUT\n"
         "seed001`` gave the same 19 figures to the instruction.\n"
+        "The whole kernel on rslub (kmalloc and every cache it can serve, ``back=all``) against\n"
+        "the kernel's allocator, with fio, perf's fork and execve, kfree_rcu and a build besides:\n"
+        ":doc:`benchmarks_whole`.\n"
     )
     doc.append(hook_line + "\n")
     doc.append("Seed 001: hackbench, max_order x min_objects\n"

@@ -11,8 +11,10 @@
 #                               the initramfs
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
-# TIMEOUT (seconds, 900), REAL, KERNEL_ARGS (more kernel parameters, e.g. mitigations),
-# QEMU_CPU (QEMU's -cpu, max by default).
+# TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench_whole_guest.sh and its
+# programs), COUNT_PLUGIN (a QEMU plugin to load, scripts/qemu/count.c; its log is written
+# to OUT.count), KERNEL_ARGS (more kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's
+# -cpu, max by default).
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
 # whole root file system is a small initramfs (busybox, the module, an /init that loads
@@ -71,29 +73,91 @@ dir /sys 0755 0 0
 nod /dev/console 0600 0 0 c 5 1
 file /bin/busybox $busybox 0755 0 0
 S
+# cpio_path FILE...: the list's lines for FILE (at the same path as on the host, the
+# target of a link) and the folders above it, each once.
+declare -A listed
+cpio_path() {
+	local f d p part
+	for f in "$@"; do
+		[ -z "${listed[$f]:-}" ] || continue
+		listed[$f]=1
+		d=$(dirname "$f") p=""
+		for part in ${d//\// }; do
+			p+="/$part"
+			[ -n "${listed[$p]:-}" ] || { listed[$p]=1; echo "dir $p 0755 0 0"; }
+		done
+		echo "file $f $(readlink -f "$f") $(stat -L -c %a "$f") 0 0"
+	done
+}
+# cpio_exe PROGRAM...: a dynamically linked program and the libraries it loads.
+cpio_exe() {
+	local x
+	for x in "$@"; do
+		cpio_path "$x"
+		# shellcheck disable=SC2046 # one path a word
+		cpio_path $(ldd "$x" | grep -o '/[^ ]*')
+	done
+}
 if [ "${REAL:-0}" = 1 ]; then
 	# The real workloads: hackbench (Debian's rt-tests) with the libraries it links, and
 	# the TCP workloads, built static here.
 	hackbench=$(command -v hackbench) || die "hackbench not found: install rt-tests"
 	gcc -O2 -static -Wall -o "$rundir/pingpong" "$RSLUB_TOP/scripts/workloads/pingpong.c"
 	{
-		echo "file /init $RSLUB_TOP/scripts/bench_real_guest.sh 0755 0 0"
+		if [ "${WHOLE:-0}" = 1 ]; then
+			echo "file /init $RSLUB_TOP/scripts/bench_whole_guest.sh 0755 0 0"
+		else
+			echo "file /init $RSLUB_TOP/scripts/bench_real_guest.sh 0755 0 0"
+		fi
 		echo "file /rslub.ko $moddir/rslub.ko 0644 0 0"
-		echo "file /bin/hackbench $hackbench 0755 0 0"
 		echo "file /bin/pingpong $rundir/pingpong 0755 0 0"
-		dirs=()
-		for lib in $(ldd "$hackbench" | grep -o '/[^ ]*'); do
-			d=$(dirname "$lib")
-			[[ " ${dirs[*]} " == *" $d "* ]] || { dirs+=("$d"); }
-		done
-		for d in "${dirs[@]}"; do
-			p=""
-			for part in ${d//\// }; do p+="/$part"; echo "dir $p 0755 0 0"; done
-		done | sort -u
-		for lib in $(ldd "$hackbench" | grep -o '/[^ ]*'); do
-			echo "file $lib $(readlink -f "$lib") 0755 0 0"
-		done
+		cpio_exe "$hackbench"
+		echo "file /bin/hackbench $hackbench 0755 0 0"
 	} >> "$rundir/list"
+	if [ "${WHOLE:-0}" = 1 ]; then
+		# The whole-system workloads (scripts/bench_whole_guest.sh): fio, perf, the
+		# marker, the kfree_rcu module, and a compiler with the build's files.
+		gcc -O2 -static -nostdlib -o "$rundir/mark" "$RSLUB_TOP/scripts/workloads/mark.c"
+		for p in fio perf make gcc; do
+			command -v "$p" >/dev/null || die "$p not found (scripts/bench_whole.sh installs it)"
+		done
+		ksrc=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")
+		mk=$RSLUB_TOP/scripts/workloads/build.mk
+		# shellcheck disable=SC2207 # paths without spaces
+		srcs=($(make -s -f "$mk" srcs))
+		mkdir -p "$rundir/build"
+		(cd "$ksrc" && cp --parents "${srcs[@]}" "$rundir/build/")
+		# The headers they include: the C library's at their paths, the tree's in /build.
+		mapfile -t deps < <(cd "$ksrc" && gcc -M -O2 -I scripts/include "${srcs[@]}" |
+			tr ' \\' '\n\n' | grep -v ':$' | grep . | sort -u)
+		for h in "${deps[@]}"; do
+			case "$h" in
+			/*) ;;
+			*.h) (cd "$ksrc" && cp --parents "$h" "$rundir/build/") ;;
+			esac
+		done
+		cp "$mk" "$rundir/build/build.mk"
+		cc1=$(gcc -print-prog-name=cc1)
+		{
+			echo "file /bin/mark $rundir/mark 0755 0 0"
+			echo "file /rslub_kfree_rcu.ko $moddir/rslub_kfree_rcu.ko 0644 0 0"
+			cpio_exe "$(command -v fio)" "$(command -v perf)" "$(command -v make)" \
+				"$(readlink -f "$(command -v gcc)")" "$cc1" "$(readlink -f "$(command -v as)")"
+			# The driver runs "as" and "gcc" is what the Makefile calls.
+			echo "slink /usr/bin/gcc $(readlink -f "$(command -v gcc)") 0777 0 0"
+			echo "slink /usr/bin/as $(readlink -f "$(command -v as)") 0777 0 0"
+			for h in "${deps[@]}"; do
+				case "$h" in /*) cpio_path "$h" ;; esac
+			done
+			# gcc -M names a header by its link's target: Debian's multiarch asm/
+			# headers are links into /usr/lib/linux/uapi, found by their names.
+			cpio_path /usr/include/x86_64-linux-gnu/asm/*.h
+			(cd "$rundir" && find build -type d | sed 's|^|dir /|; s|$| 0755 0 0|')
+			(cd "$rundir" && find build -type f) | while read -r f; do
+				echo "file /$f $rundir/$f 0644 0 0"
+			done
+		} >> "$rundir/list"
+	fi
 else
 	cat >> "$rundir/list" <<S
 file /init $rundir/init 0755 0 0
@@ -127,6 +191,8 @@ else
 	qemu+=(-accel tcg -icount shift=0,align=off,sleep=off -seed 1
 		-rtc base=2026-01-01T00:00:00,clock=vm)
 fi
+# COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT.
+[ -z "${COUNT_PLUGIN:-}" ] || qemu+=(-plugin "$COUNT_PLUGIN" -d plugin -D "$rundir/count.log")
 qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-serial "file:$rundir/console.log"
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"
@@ -151,3 +217,4 @@ sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends line
 [ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
 grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
 sed -n 's/.*rslub_bench: RESULT //p' "$out.log" > "$out"
+[ -z "${COUNT_PLUGIN:-}" ] || cp "$rundir/count.log" "$out.count"

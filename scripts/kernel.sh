@@ -24,7 +24,8 @@ case "$VARIANT" in
 default) frags=("$RSLUB_TOP/scripts/kconfig/base.config") ;;
 debug) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/debug.config") ;;
 distro) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/distro.config") ;;
-*) die "VARIANT=$VARIANT: must be 'default', 'debug' or 'distro'" ;;
+stats) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/stats.config") ;;
+*) die "VARIANT=$VARIANT: must be 'default', 'debug', 'distro' or 'stats'" ;;
 esac
 
 mapfile -t kargs < <(rslub_kmake_args)

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The whole-system section of make bench (issue: the whole kernel on rslub): the seeds'
+# workloads and the 2026 sheaves regressions, on the kernel's allocator and on the whole
+# kernel served by rslub (rslub.back=all), A/B in icount boots that differ only in the
+# allocator (scripts/bench_whole_guest.sh is their /init). make bench runs it last;
+# `make bench PART=whole` runs it alone. Writes Documentation/benchmarks_whole.rst and
+# Documentation/benchmarks/whole.json (scripts/bench_whole_report.py).
+#
+# Boots (icount): the hooks' cost per call (rslub_bench suite=5); then, with the
+# instruction-counting plugin scripts/qemu/count.c:
+#   CPUS vCPUs, 2 nodes: kernel, hooks, rslub, each running hackbench, fio, pingpong,
+#     fork, execve and kfree_rcu; rslub min_partial=5 running fio (seed 000);
+#   the same, hackbench only, for rslub's max_order 0..3 x min_objects 4/8/16/32 but the
+#     defaults (seed 001; SWEEP=0 skips them);
+#   CPUS vCPUs on 4 nodes and on 1: kernel and rslub running the build (seed 003);
+#   the kernel's boots again on the kernel with SLUB_STATS (VARIANT=stats), for the
+#   kernel allocator's counters.
+# Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), and the workloads' sizes
+# (HB_LOOPS, FIO_MIB, PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+CPUS=${CPUS:-4}
+export CPUS VARIANT=default TIMEOUT=${TIMEOUT:-1800} REAL=1 WHOLE=1 MEM_PER_NODE=512
+
+# What the guest runs, from Debian's archive: hackbench (rt-tests), fio, perf 6.12 (its
+# `bench syscall` has fork and execve; bookworm's perf 6.1 has only `basic`), gcc and
+# make; and to build the plugin, glib's headers and QEMU's source package (for its
+# qemu-plugin.h, of the QEMU installed).
+need=()
+for p in rt-tests fio gcc make libglib2.0-dev xz-utils; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	log "installing ${need[*]} for the whole-system benchmarks"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		"${need[@]}" >/dev/null
+fi
+case "$(perf --version 2>/dev/null)" in
+"perf version 6."[1-9][0-9]*) ;;
+*)
+	log "installing linux-perf from bookworm-backports (perf bench syscall fork/execve)"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		-t bookworm-backports linux-perf >/dev/null
+	;;
+esac
+
+# The plugin, built once per QEMU version.
+qver=$(dpkg-query -W -f='${Version}' qemu-system-x86)
+pdir=$RSLUB_TOOLS/qemu-count/${qver//[^A-Za-z0-9.+-]/_}
+plugin=$pdir/libcount.so
+if [ ! -f "$plugin" ] || [ "$plugin" -ot "$RSLUB_TOP/scripts/qemu/count.c" ]; then
+	mkdir -p "$pdir"
+	if [ ! -f "$pdir/qemu-plugin.h" ]; then
+		log "fetching qemu-plugin.h from Debian's qemu $qver source package"
+		# Only the upstream tarball is needed; apt-get fails when another file of the
+		# source package is missing from the mirror (seen: the .debian.tar.xz).
+		(cd "$pdir" && apt-get source --download-only -q "qemu=$qver" >/dev/null 2>&1) || true
+		ls "$pdir"/qemu_*.orig.tar.xz >/dev/null 2>&1 ||
+			die "cannot download Debian's qemu $qver source (for qemu-plugin.h)"
+		tar -xJf "$pdir"/qemu_*.orig.tar.xz -C "$pdir" --wildcards --strip-components=3 \
+			'*/include/qemu/qemu-plugin.h'
+		rm -f "$pdir"/qemu_*
+	fi
+	# shellcheck disable=SC2046 # glib's flags
+	gcc -O2 -shared -fPIC -Wall -Wno-unused-parameter -I "$pdir" $(pkg-config --cflags glib-2.0) \
+		-o "$plugin" "$RSLUB_TOP/scripts/qemu/count.c"
+fi
+export COUNT_PLUGIN=$plugin
+# The workloads' sizes, when set, reach the guest's /init as its environment (the kernel
+# passes it the command line's NAME=VALUE words).
+sizes=""
+for v in HB_LOOPS FIO_MIB PP_TRIPS FORKS EXECS RCU_OBJECTS; do
+	[ -z "${!v:-}" ] || sizes+=" $v=${!v}"
+done
+export KERNEL_ARGS="${sizes# }"
+
+commit=$(git -C "$RSLUB_TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && ! git -C "$RSLUB_TOP" diff --quiet HEAD -- rust bench scripts include Kbuild 2>/dev/null; then
+	commit="$commit (with uncommitted changes)"
+fi
+out=$RSLUB_CACHE/bench-whole
+rm -rf "$out"
+mkdir -p "$out"
+printf '%s\n' "$commit" "$(date -u +%F)" "$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")" \
+	"$(qemu-system-x86_64 --version | head -1)" "$CPUS" > "$out/meta"
+# boot OUT ARGS...: one boot (its variables set by the caller); a workload that failed
+# or a kernel report fails the benchmark.
+boot() {
+	"$RSLUB_TOP/scripts/bench_vm.sh" "$@"
+	grep -q 'rslub_bench: failed 0' "$1.log" || die "a workload failed in $1.log: $(grep -m3 'failed\|KERNEL' "$1.log")"
+	! grep -q 'rslub_bench: KERNEL ' "$1.log" || die "the kernel reported a problem: $(grep -m3 'rslub_bench: KERNEL' "$1.log")"
+}
+start=$(date +%s)
+# The hooks' cost per call (rslub_bench suite=5, as make bench's side-by-side boot has it):
+# no hooks, the IPMODIFY handler alone (direct=0), the direct calls, no hooks again.
+REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/bench_vm.sh" \
+	"$out/hook_cost.res" suite=5
+all="hackbench fio pingpong fork execve kfree_rcu"
+NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
+NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks $all
+NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
+NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
+if [ "${SWEEP:-1}" = 1 ]; then
+	for o in 0 1 2 3; do
+		for m in 4 8 16 32; do
+			NODES=2 boot "$out/sweep-o$o-m$m.jsonl" alloc=rslub rslub:max_order=$o rslub:min_objects=$m hackbench
+		done
+	done
+fi
+for n in 4 1; do
+	NODES=$n boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
+	NODES=$n boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
+done
+# The kernel's allocator again, on the kernel with SLUB's counters (VARIANT=stats): the
+# report takes the kernel's counters from these boots, its instructions from the above.
+VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
+for n in 4 1; do
+	VARIANT=stats NODES=$n boot "$out/stats-n$n-kernel-build.jsonl" alloc=kernel build
+done
+log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
+python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"
