@@ -21,16 +21,16 @@ export CPUS
 # The figures are the default kernel's: the debug one (KASAN, lockdep) would measure its
 # checks, not the allocators. VARIANT=distro measures what the hooks and both fast paths
 # cost with the speculation mitigations in the path (scripts/bench_distro.sh).
-if [ "${VARIANT:-default}" = distro ]; then
-	exec "$RSLUB_TOP/scripts/bench_distro.sh"
-fi
-# PART=whole: only the whole-system workloads (scripts/bench_whole.sh), which the full
-# run does last.
+# PART=whole: only the whole-system workloads (scripts/bench_whole.sh, on the default
+# kernel), which the full run does last.
 case ${PART:-all} in
 all) ;;
 whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
 *) die "PART=$PART: must be all or whole" ;;
 esac
+if [ "${VARIANT:-default}" = distro ]; then
+	exec "$RSLUB_TOP/scripts/bench_distro.sh"
+fi
 [ "${VARIANT:-default}" = default ] || log "bench: VARIANT=$VARIANT ignored, the default kernel is measured"
 VARIANT=default
 export VARIANT

@@ -14,7 +14,7 @@
 # TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench_whole_guest.sh and its
 # programs), COUNT_PLUGIN (a QEMU plugin to load, scripts/qemu/count.c; its log is written
 # to OUT.count), KERNEL_ARGS (more kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's
-# -cpu, max by default).
+# -cpu, max by default), SEED (QEMU's -seed, 1: the guest's random numbers).
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
 # whole root file system is a small initramfs (busybox, the module, an /init that loads
@@ -188,7 +188,7 @@ if [ "${WALLCLOCK:-0}" = 1 ]; then
 	qemu+=(-accel tcg,thread=multi)
 else
 	# One guest nanosecond per guest instruction.
-	qemu+=(-accel tcg -icount shift=0,align=off,sleep=off -seed 1
+	qemu+=(-accel tcg -icount shift=0,align=off,sleep=off -seed "${SEED:-1}"
 		-rtc base=2026-01-01T00:00:00,clock=vm)
 fi
 # COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT.

@@ -9,12 +9,14 @@
 # Documentation/benchmarks/whole.json (scripts/bench_whole_report.py).
 #
 # Boots (icount): the hooks' cost per call (rslub_bench suite=5); then, with the
-# instruction-counting plugin scripts/qemu/count.c:
+# instruction-counting plugin scripts/qemu/count.c and 1 GiB of memory unless said:
 #   CPUS vCPUs, 2 nodes: kernel, hooks, rslub, each running hackbench, fio, pingpong,
 #     fork, execve and kfree_rcu; rslub min_partial=5 running fio (seed 000);
-#   the same, hackbench only, for rslub's max_order 0..3 x min_objects 4/8/16/32 but the
-#     defaults (seed 001; SWEEP=0 skips them);
-#   CPUS vCPUs on 4 nodes and on 1: kernel and rslub running the build (seed 003);
+#   the kernel's again with QEMU's -seed 2 (how much two boots differ);
+#   hackbench alone for rslub's max_order 0..3 x min_objects 4/8/16/32 (seed 001; 3 x 16
+#     is the defaults' layout on 4 CPUs, booted again; SWEEP=0 skips them);
+#   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel and rslub running the build
+#     (seed 003);
 #   the kernel's boots again on the kernel with SLUB_STATS (VARIANT=stats), for the
 #   kernel allocator's counters.
 # Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), and the workloads' sizes
@@ -23,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 CPUS=${CPUS:-4}
-export CPUS VARIANT=default TIMEOUT=${TIMEOUT:-1800} REAL=1 WHOLE=1 MEM_PER_NODE=512
+export CPUS VARIANT=default TIMEOUT=${TIMEOUT:-1800} REAL=1 WHOLE=1
 
 # What the guest runs, from Debian's archive: hackbench (rt-tests), fio, perf 6.12 (its
 # `bench syscall` has fork and execve; bookworm's perf 6.1 has only `basic`), gcc and
@@ -72,7 +74,7 @@ export COUNT_PLUGIN=$plugin
 # The workloads' sizes, when set, reach the guest's /init as its environment (the kernel
 # passes it the command line's NAME=VALUE words).
 sizes=""
-for v in HB_LOOPS FIO_MIB PP_TRIPS FORKS EXECS RCU_OBJECTS; do
+for v in HB_GROUPS HB_LOOPS FIO_MIB PP_TRIPS FORKS EXECS RCU_OBJECTS; do
 	[ -z "${!v:-}" ] || sizes+=" $v=${!v}"
 done
 export KERNEL_ARGS="${sizes# }"
@@ -86,12 +88,19 @@ rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' "$commit" "$(date -u +%F)" "$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")" \
 	"$(qemu-system-x86_64 --version | head -1)" "$CPUS" > "$out/meta"
-# boot OUT ARGS...: one boot (its variables set by the caller); a workload that failed
-# or a kernel report fails the benchmark.
+# boot OUT ARGS...: one boot (its variables set by the caller, 1 GiB of memory unless
+# MEM_PER_NODE says otherwise); a workload that failed, a kernel report, rslub's hooks
+# without their direct calls, or an rslub boot that served nothing fails the benchmark.
 boot() {
-	"$RSLUB_TOP/scripts/bench_vm.sh" "$@"
-	grep -q 'rslub_bench: failed 0' "$1.log" || die "a workload failed in $1.log: $(grep -m3 'failed\|KERNEL' "$1.log")"
-	! grep -q 'rslub_bench: KERNEL ' "$1.log" || die "the kernel reported a problem: $(grep -m3 'rslub_bench: KERNEL' "$1.log")"
+	MEM_PER_NODE=${MEM_PER_NODE:-$((1024 / NODES))} "$RSLUB_TOP/scripts/bench_vm.sh" "$@"
+	grep -q 'rslub_bench: failed 0' "$1.log" ||
+		die "a workload failed in $1.log: $(grep -m3 'failed\|fatal' "$1.log")"
+	! grep -qE 'BUG:|WARNING:|Oops|hooked without direct calls|rslub: cannot' "$1.log" ||
+		die "the kernel or rslub reported a problem: $(grep -m3 -E 'BUG:|WARNING:|Oops|hooked without|rslub: cannot' "$1.log")"
+	case " $* " in
+	*" alloc=rslub "* | *" alloc=hooks "*)
+		grep -q 'rslub_bench: SERVED [1-9]' "$1.log" || die "rslub served no cache in $1.log" ;;
+	esac
 }
 start=$(date +%s)
 # The hooks' cost per call (rslub_bench suite=5, as make bench's side-by-side boot has it):
@@ -100,6 +109,9 @@ REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/benc
 	"$out/hook_cost.res" suite=5
 all="hackbench fio pingpong fork execve kfree_rcu"
 NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
+# The same boot with other random numbers (QEMU's -seed): how much two boots of one
+# allocator differ, the scale below which a difference between allocators says nothing.
+NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
 NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks $all
 NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
 NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
@@ -110,15 +122,17 @@ if [ "${SWEEP:-1}" = 1 ]; then
 		done
 	done
 fi
+# The build: 2 GiB in all on either topology.
 for n in 4 1; do
-	NODES=$n boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
-	NODES=$n boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
+	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
+	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
 done
 # The kernel's allocator again, on the kernel with SLUB's counters (VARIANT=stats): the
 # report takes the kernel's counters from these boots, its instructions from the above.
 VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
 for n in 4 1; do
-	VARIANT=stats NODES=$n boot "$out/stats-n$n-kernel-build.jsonl" alloc=kernel build
+	VARIANT=stats NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/stats-n$n-kernel-build.jsonl" \
+		alloc=kernel build
 done
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"

@@ -27,12 +27,18 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t debugfs none /sys/kernel/debug
 ip link set lo up
-echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
+echo 0 2>/dev/null > /proc/sys/kernel/printk_ratelimit
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
 
 say() { echo "rslub_bench: $*"; }
+# A failure that leaves the boot's figures meaningless: no "done" line, which fails the
+# benchmark on the host.
+fatal() {
+	say "fatal: $*"
+	poweroff -f
+}
 
-ALLOC=kernel PARAMS="" EXPS=""
+ALLOC=kernel PARAMS="" EXPS="" SCALE=1
 for a in "$@"; do
 	case "$a" in
 	alloc=*) ALLOC=${a#alloc=} ;;
@@ -51,16 +57,22 @@ hooks)
 	# kernel has no namespaces) meanwhile.
 	(while [ ! -e /tmp/stop ]; do unshare -u true 2>/dev/null; done) &
 	# shellcheck disable=SC2086 # parameters
-	insmod /rslub.ko back=nsproxy $PARAMS || say "insmod failed: alloc=hooks$PARAMS"
+	insmod /rslub.ko back=nsproxy $PARAMS
+	rc=$?
 	touch /tmp/stop
 	wait
+	[ "$rc" -eq 0 ] || fatal "insmod failed: alloc=hooks$PARAMS"
 	;;
 rslub)
 	# shellcheck disable=SC2086 # parameters
-	insmod /rslub.ko back=all $PARAMS || say "insmod failed: alloc=rslub$PARAMS"
+	insmod /rslub.ko back=all $PARAMS || fatal "insmod failed: alloc=rslub$PARAMS"
 	;;
-*) say "unknown allocator $ALLOC" ;;
+*) fatal "unknown allocator $ALLOC" ;;
 esac
+# Whether the hooks' hottest functions are direct calls (rslub's direct= parameter; a
+# site that is not where direct.S expects it is hooked by the handler instead, with a
+# warning that the host looks for in the console).
+DIRECT=$(cat /sys/module/rslub/parameters/direct 2>/dev/null || echo -)
 
 D=/sys/kernel/debug/rslub
 CPUS=$(grep -c ^processor /proc/cpuinfo)
@@ -76,67 +88,105 @@ KSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath alloc_slab fre
 now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
 mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 
-# snap FILE: the kernel's page and slab figures, and rslub's counters of every cache, as
-# "cache counter value" lines ("-" for the kernel's).
+# snap FILE: the kernel's page and slab figures ("-" lines), SLUB's counters summed over
+# its caches where the kernel has them ("-k" lines: VARIANT=stats), and rslub's counters
+# and slab bytes of every cache ("CACHE COUNTER VALUE" lines). One awk process for all of
+# it, in every boot: a snapshot's own processes are work the next run must not inherit
+# unevenly (their exits free objects, some after a grace period).
 snap() {
-	awk '/^pgalloc_/ {p += $2} /^pgfree / {f = $2}
-		END {print "- pgalloc", p; print "- pgfree", f}' /proc/vmstat > "$1"
-	awk '$1 == "Slab:" {print "- slab_kib", $2} $1 == "MemFree:" {print "- free_kib", $2}' \
-		/proc/meminfo >> "$1"
-	# SLUB's own counters (VARIANT=stats: CONFIG_SLUB_STATS), per cache, not per alias.
+	out=$1
+	set -- /proc/vmstat /proc/meminfo
+	[ -d "$D" ] && set -- "$@" "$D"/*/stats "$D"/*/nodes
+	awk '
+	FILENAME == "/proc/vmstat" {
+		if ($1 ~ /^pgalloc_/) p += $2
+		else if ($1 == "pgfree") f = $2
+		else if ($1 == "pgfault") pf = $2
+		next
+	}
+	FILENAME == "/proc/meminfo" {
+		if ($1 == "Slab:") sl = $2
+		else if ($1 == "MemFree:") mf = $2
+		next
+	}
+	{ n = split(FILENAME, w, "/"); c = w[n - 1] }
+	w[n] == "stats" { print c, $1, $2; next }
+	w[n] == "nodes" && $1 == "bytes" {
+		split($2, pb, "="); split($3, mb, "=")
+		print c, "page_bytes", pb[2]; print c, "meta_bytes", mb[2]
+	}
+	END {
+		print "- pgalloc", p; print "- pgfree", f; print "- pgfault", pf
+		print "- slab_kib", sl; print "- free_kib", mf
+	}' "$@" > "$out"
+	# SLUB's own counters (CONFIG_SLUB_STATS), per cache, not per alias: the shell's
+	# read, no process.
 	if [ -r /sys/kernel/slab/kmalloc-64/alloc_fastpath ]; then
 		for c in /sys/kernel/slab/*; do
 			[ -L "$c" ] && continue
 			for k in $KSTATS; do
 				read -r v _ < "$c/$k" && echo "-k $k $v"
 			done
-		done | awk '{t[$2] += $3} END {for (k in t) print "-k", k, t[k]}' >> "$1"
+		done >> "$out"
 	fi
-	[ -d "$D" ] || return 0
-	for f in "$D"/*/stats; do
-		[ -r "$f" ] || continue
-		c=${f%/stats}
-		c=${c##*/}
-		awk -v c="$c" '{print c, $1, $2}' "$f"
-		awk -v c="$c" '$1 == "bytes" {split($2, p, "="); split($3, m, "=");
-			print c, "page_bytes", p[2]; print c, "meta_bytes", m[2]}' "$D/$c/nodes"
-	done >> "$1"
+}
+
+# settle: before a run's first mark, the system at rest: a second of idle (free under
+# -icount sleep=off) for the grace periods and deferred work of what ran before, and in
+# whole-kernel mode until no cache has been newly backed for a second (up to ten).
+settle() {
+	sleep 1
+	[ "$ALLOC" = rslub ] || return 0
+	i=0
+	n=$(grep -c . "$D/back")
+	while [ $i -lt 10 ]; do
+		sleep 1
+		m=$(grep -c . "$D/back")
+		[ "$m" = "$n" ] && break
+		n=$m
+		i=$((i + 1))
+	done
 }
 
 # delta BEFORE AFTER: JSON members: the kernel's figures, SLUB's counters summed over its
 # caches where it has them ("slub":{...}), rslub's summed over its caches ("rslub":{...}),
-# and per cache for those that served at least 2% of the run's
-# allocations ("caches":{NAME:{...}}, with their layouts).
+# and per cache for those that served at least 2% of the run's allocations
+# ("caches":{NAME:{...}}, with their layouts). Numbers are printed with %.0f: busybox
+# awk's %d stops at 2^31.
 delta() {
 	awk -v d="$D" '
-	FNR == NR { before[$1 " " $2] = $3; next }
-	{
-		v = $3 - before[$1 " " $2]
-		if ($1 == "-") { k[$2] = ($2 ~ /_kib$/) ? $3 : v; next }
-		if ($1 == "-k") { ks[$2] = v; next }
-		if ($2 == "page_bytes" || $2 == "meta_bytes") { held[$2] += $3; next }
-		t[$2] += v; c[$1, $2] = v; names[$1] = 1
-		if ($2 == "alloc_fastpath" || $2 == "alloc_slowpath") a[$1] += v
-	}
+	FNR == NR { before[$1 " " $2] += $3; next }
+	{ after[$1 " " $2] += $3; if ($1 != "-" && $1 != "-k") names[$1] = 1 }
 	END {
-		printf ",\"pgalloc\":%d,\"pgfree\":%d,\"slab_kib\":%d,\"free_kib\":%d", k["pgalloc"], k["pgfree"], k["slab_kib"], k["free_kib"]
+		for (key in after) {
+			split(key, w, " ")
+			v = after[key] - before[key]
+			if (w[1] == "-") k[w[2]] = (w[2] ~ /_kib$/) ? after[key] : v
+			else if (w[1] == "-k") ks[w[2]] = v
+			else if (w[2] == "page_bytes" || w[2] == "meta_bytes") held[w[2]] += after[key]
+			else {
+				t[w[2]] += v; c[w[1], w[2]] = v
+				if (w[2] == "alloc_fastpath" || w[2] == "alloc_slowpath") a[w[1]] += v
+			}
+		}
+		printf ",\"pgalloc\":%.0f,\"pgfree\":%.0f,\"pgfault\":%.0f,\"slab_kib\":%.0f,\"free_kib\":%.0f", k["pgalloc"], k["pgfree"], k["pgfault"], k["slab_kib"], k["free_kib"]
 		if (length(ks)) {
 			printf ",\"slub\":{"
 			sep = ""
-			for (s in ks) { printf "%s\"%s\":%d", sep, s, ks[s]; sep = "," }
+			for (x in ks) { printf "%s\"%s\":%.0f", sep, x, ks[x]; sep = "," }
 			printf "}"
 		}
 		if (!length(names)) exit
-		printf ",\"rslub_page_bytes\":%d,\"rslub_meta_bytes\":%d,\"rslub\":{", held["page_bytes"], held["meta_bytes"]
+		printf ",\"rslub_page_bytes\":%.0f,\"rslub_meta_bytes\":%.0f,\"rslub\":{", held["page_bytes"], held["meta_bytes"]
 		sep = ""
-		for (s in t) { printf "%s\"%s\":%d", sep, s, t[s]; sep = "," }
+		for (x in t) { printf "%s\"%s\":%.0f", sep, x, t[x]; sep = "," }
 		printf "},\"caches\":{"
 		all = t["alloc_fastpath"] + t["alloc_slowpath"]; sep = ""
+		split("alloc_fastpath alloc_slowpath free_fastpath free_slowpath node_lock node_lock_contended alloc_slab free_slab", l, " ")
 		for (n in names) {
 			if (all == 0 || a[n] * 50 < all) continue
 			printf "%s\"%s\":{", sep, n; sep = ","
-			split("alloc_fastpath alloc_slowpath free_fastpath free_slowpath node_lock node_lock_contended alloc_slab free_slab", l, " ")
-			for (i = 1; i in l; i++) printf "%s\"%s\":%d", (i > 1 ? "," : ""), l[i], c[n, l[i]]
+			for (i = 1; i in l; i++) printf "%s\"%s\":%.0f", (i > 1 ? "," : ""), l[i], c[n, l[i]]
 			f = d "/" n "/layout"
 			while ((getline line < f) > 0) {
 				split(line, w, " ")
@@ -149,12 +199,18 @@ delta() {
 	}' "$1" "$2"
 }
 
+# result EXP UNITS JSON M0 T0 T1 RC: the RESULT line of a run between marks M0 and M0 + 1.
+result() {
+	say "RESULT {\"exp\":\"$1\",\"alloc\":\"$ALLOC\",\"params\":\"${PARAMS# }\",\"direct\":\"$DIRECT\",\"cpus\":$CPUS,\"nodes\":$NODES,\"units\":$2,\"mark0\":$4,\"mark1\":$(($4 + 1)),\"ns\":$(($6 - $5)),\"rc\":$7$3$(delta /tmp/before /tmp/after)}"
+}
+
 # measure EXP UNITS JSON COMMAND...: a run of COMMAND between two marks; WARM=1 for the
 # warm-up run (no line). UNITS is the run's count of its unit of work.
 measure() {
 	exp=$1 units=$2 extra=$3
 	shift 3
 	snap /tmp/before
+	settle
 	m0=$MARKS
 	t0=$(now_ns)
 	mark
@@ -165,7 +221,7 @@ measure() {
 	snap /tmp/after
 	[ "$rc" -eq 0 ] || { say "$exp failed ($rc): $(grep -m 3 -i -e error -e fail /tmp/out || tail -n 3 /tmp/out)"; FAILED=1; }
 	[ "${WARM:-0}" = 1 ] && return 0
-	say "RESULT {\"exp\":\"$exp\",\"alloc\":\"$ALLOC\",\"params\":\"${PARAMS# }\",\"cpus\":$CPUS,\"nodes\":$NODES,\"units\":$units,\"mark0\":$m0,\"mark1\":$((m0 + 1)),\"ns\":$((t1 - t0)),\"rc\":$rc$extra$(delta /tmp/before /tmp/after)}"
+	result "$exp" "$units" "$extra" "$m0" "$t0" "$t1" "$rc"
 }
 
 # Each workload: a warm-up run (caches sighted and backed, page cache filled), then the
@@ -177,6 +233,19 @@ twice() {
 	"$@"
 }
 
+# Workloads whose program starts up at length (perf and fio map tens of MiB of libraries)
+# run measured at two sizes, N and 2N: the report takes the difference as the work of N
+# units without the start-up ("scale" 1 and 2).
+thrice() {
+	WARM=1 SCALE=1
+	"$@"
+	WARM=0
+	"$@"
+	SCALE=2
+	"$@"
+	SCALE=1
+}
+
 # seed 001: hackbench, unix sockets, 100-byte messages; every sender writes each message
 # to every receiver of its group: 20 x 20 a group.
 HB_GROUPS=${HB_GROUPS:-2} HB_LOOPS=${HB_LOOPS:-100}
@@ -184,20 +253,21 @@ hackbench_run() { measure hackbench $((HB_GROUPS * 400 * HB_LOOPS)) ",\"groups\"
 
 # seed 000: fio's net engine over TCP loopback, the shape of fio's examples/netio (a
 # receiver and a sender of 4 KiB blocks); the receiver listens before the run starts.
-FIO_MIB=${FIO_MIB:-64}
+FIO_MIB=${FIO_MIB:-32}
 fio_pair() {
 	fio --output=/tmp/fio.send --name=sender --ioengine=net --protocol=tcp --port=8888 \
-		--hostname=127.0.0.1 --bs=4k --size="${FIO_MIB}m" --rw=write || return 1
+		--hostname=127.0.0.1 --bs=4k --size="${mib}m" --rw=write || return 1
 	wait "$FIO_RECV" || return 1
 	grep -q "err= 0" /tmp/fio.send && grep -q "err= 0" /tmp/fio.recv
 }
 fio_run() {
+	mib=$((FIO_MIB * SCALE))
 	fio --output=/tmp/fio.recv --name=receiver --ioengine=net --protocol=tcp --port=8888 \
-		--listen --bs=4k --size="${FIO_MIB}m" --rw=read &
+		--listen --bs=4k --size="${mib}m" --rw=read &
 	FIO_RECV=$!
 	i=0
 	while ! netstat -ltn 2>/dev/null | grep -q ':8888 ' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	measure fio $((FIO_MIB * 256)) ",\"mib\":$FIO_MIB,\"bs\":4096" fio_pair
+	measure fio $((mib * 256)) ",\"mib\":$mib,\"bs\":4096,\"scale\":$SCALE" fio_pair
 }
 
 # seed 002: TCP request/response of 64 bytes between a CPU of the first node and one of
@@ -233,56 +303,59 @@ build_run() {
 
 # The 2026 sheaves regressions: perf bench syscall fork and execve (Debian's perf 6.12).
 FORKS=${FORKS:-500} EXECS=${EXECS:-500}
-fork_run() { measure fork "$FORKS" "" perf bench syscall fork -l "$FORKS"; }
-execve_run() { measure execve "$EXECS" "" perf bench syscall execve -l "$EXECS"; }
+fork_run() { measure fork $((FORKS * SCALE)) ",\"scale\":$SCALE" perf bench syscall fork -l $((FORKS * SCALE)); }
+execve_run() { measure execve $((EXECS * SCALE)) ",\"scale\":$SCALE" perf bench syscall execve -l $((EXECS * SCALE)); }
 
 # kfree_rcu() over a cache of the module's own (bench/kfree_rcu.c): the module marks its
-# own start and end, around the loop and the cache's destroy.
+# own start and end, around the loop and the cache's destroy, and times them itself. The
+# cache is gone by the end of the run, and rslub's counters with it: only the kernel's
+# figures are kept. In whole-kernel mode rslub must have backed the cache before the loop
+# (its message comes before the module's last).
 RCU_OBJECTS=${RCU_OBJECTS:-100000}
 kfree_rcu_run() {
 	snap /tmp/before
+	settle
 	m0=$MARKS
-	t0=$(now_ns)
+	before=$(dmesg | grep -c "rslub_kfree_rcu: done")
 	insmod /rslub_kfree_rcu.ko objects="$RCU_OBJECTS" > /tmp/out 2>&1
 	rc=$?
-	t1=$(now_ns)
 	snap /tmp/after
 	rmmod rslub_kfree_rcu 2>/dev/null
-	line=$(dmesg | grep "rslub_kfree_rcu: done" | tail -n 1)
-	if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
-		# The marks it made are unknown: no later run could be matched with its own.
-		say "kfree_rcu failed ($rc): $(cat /tmp/out) $(dmesg | grep rslub_kfree_rcu | tail -n 3)"
-		poweroff -f
+	# The marks it made are unknown if it failed: no later run could be matched.
+	[ "$rc" -eq 0 ] && [ "$(dmesg | grep -c "rslub_kfree_rcu: done")" -gt "$before" ] ||
+		fatal "kfree_rcu failed ($rc): $(cat /tmp/out) $(dmesg | grep rslub_kfree_rcu | tail -n 3)"
+	if [ "$ALLOC" = rslub ]; then
+		dmesg | grep -E "rslub: backing rslub_kfree_rcu|rslub_kfree_rcu: done" | tail -n 2 |
+			head -n 1 | grep -q "backing" || fatal "whole-kernel mode did not back rslub_kfree_rcu"
 	fi
-	dmesg -c > /dev/null
 	MARKS=$((MARKS + 2))
 	[ "${WARM:-0}" = 1 ] && return 0
-	say "RESULT {\"exp\":\"kfree_rcu\",\"alloc\":\"$ALLOC\",\"params\":\"${PARAMS# }\",\"cpus\":$CPUS,\"nodes\":$NODES,\"units\":$RCU_OBJECTS,\"mark0\":$m0,\"mark1\":$((m0 + 1)),\"ns\":$((t1 - t0)),\"rc\":0,\"module_ns\":${line##* ns=}$(delta /tmp/before /tmp/after)}"
+	ns=$(dmesg | grep "rslub_kfree_rcu: done" | tail -n 1)
+	ns=${ns##* ns=}
+	result kfree_rcu "$RCU_OBJECTS" ",\"module\":1" "$m0" 0 "$ns" 0
 }
 
-say "progress: whole-system workloads, alloc=$ALLOC$PARAMS, $CPUS CPUs, $NODES node(s):$EXPS"
-[ -e "$D/back" ] && say "back: $(grep -c . "$D/back") lines in $D/back"
 FAILED=0
-dmesg -c > /dev/null
+say "progress: whole-system workloads, alloc=$ALLOC$PARAMS, direct=$DIRECT, $CPUS CPUs, $NODES node(s):$EXPS"
 for e in $EXPS; do
 	say "progress: $e"
 	case "$e" in
 	hackbench) twice hackbench_run ;;
-	fio) twice fio_run ;;
+	fio) thrice fio_run ;;
 	pingpong) pingpong_both ;;
 	build) twice build_run ;;
-	fork) twice fork_run ;;
-	execve) twice execve_run ;;
+	fork) thrice fork_run ;;
+	execve) thrice execve_run ;;
 	kfree_rcu) twice kfree_rcu_run ;;
 	*) say "unknown workload $e"; FAILED=1 ;;
 	esac
 done
-# What rslub served, for the report (rslub boots).
+# What rslub served, for the report (rslub boots). The host checks the console for the
+# kernel's reports (BUG:, WARNING:, Oops) and rslub's warnings.
 if [ -r "$D/back" ]; then
 	say "SERVED $(awk '$2 == "backed" || $2 == "kmalloc" {n++} END {print n + 0}' "$D/back") $(grep -c refused "$D/back")"
 	sed 's/^/rslub_bench: BACK /' "$D/back"
 fi
-dmesg | grep -iE "BUG|WARNING|Oops|rslub: .*(error|corrupt)" | head -n 20 | sed 's/^/rslub_bench: KERNEL /'
 say "failed $FAILED"
 say done
 poweroff -f

@@ -19,17 +19,17 @@ WORK = {
     "hackbench": ("message", lambda r: f"``hackbench -g {r['groups']} -l {r['loops']}``: unix "
                   f"sockets, 100-byte messages, {r['units']} messages a run (seed 001)"),
     "fio": ("4 KiB block", lambda r: "fio's ``net`` engine over TCP loopback, a receiver and "
-            f"a sender of 4 KiB blocks, {r['mib']} MiB (the shape of fio's ``examples/netio``, "
-            "seed 000)"),
+            f"a sender of 4 KiB blocks, {r['units'] // 256} MiB and {r['units'] // 128} MiB (the "
+            "shape of fio's ``examples/netio``, seed 000)"),
     "pingpong": ("round trip", lambda r: "TCP request/response of 64 bytes between CPU "
                  f"{r['client_cpu']} (node 0) and CPU {r['server_cpu']} (the last node), "
                  f"{r['units']} round trips (seed 002), with the kernel's deferred skb frees "
                  "(``defer on``, the reader hands each skb back to the CPU that allocated it) "
                  "and without (``skb_defer_max=0``)"),
-    "fork": ("fork", lambda r: f"``perf bench syscall fork -l {r['units']}`` (Debian's perf "
-             "6.12): fork, the child exits, wait"),
-    "execve": ("execve", lambda r: f"``perf bench syscall execve -l {r['units']}``: fork, "
-               "execve of ``/bin/true`` (busybox), wait"),
+    "fork": ("fork", lambda r: f"``perf bench syscall fork -l {r['units']}`` and ``-l "
+             f"{2 * r['units']}`` (Debian's perf 6.12): fork, the child exits, wait"),
+    "execve": ("execve", lambda r: f"``perf bench syscall execve -l {r['units']}`` and ``-l "
+               f"{2 * r['units']}``: fork, execve of ``/bin/true`` (busybox), wait"),
     "kfree_rcu": ("object", lambda r: f"``bench/kfree_rcu.c``: {r['units']} objects of 64 "
                   "bytes from a cache of its own, each freed by ``kfree_rcu()`` as soon as "
                   "allocated, then the cache destroyed, which waits for them all"),
@@ -73,6 +73,42 @@ def load(rundir):
     return recs
 
 
+def sub(b, a):
+    """What run @b did beyond run @a, of the same workload at half its size: every number
+    of @b minus @a's, counters included (the program's start-up and exit drop out)."""
+    out = dict(b)
+    for key, v in b.items():
+        if key in ("mark0", "mark1", "cpus", "nodes", "scale"):
+            continue
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(a.get(key), (int, float)):
+            out[key] = v - a[key]
+        elif isinstance(v, dict) and isinstance(a.get(key), dict):
+            out[key] = sub(v, a[key])
+    if "slab_kib" in b:
+        # Memory held is a level, not a count: the larger run's.
+        out["slab_kib"] = b["slab_kib"]
+        out["free_kib"] = b["free_kib"]
+        out["rslub_page_bytes"] = b.get("rslub_page_bytes", 0)
+        out["rslub_meta_bytes"] = b.get("rslub_meta_bytes", 0)
+    return out
+
+
+def marginal(recs):
+    """Workloads run at two sizes (scale 1 and 2, bench_whole_guest.sh's thrice()) become
+    one record each: the larger run minus the smaller."""
+    out = []
+    for r in recs:
+        if r.get("scale") == 2:
+            a = next(x for x in recs if x["boot"] == r["boot"] and x["exp"] == r["exp"]
+                     and x.get("scale") == 1)
+            m = sub(r, a)
+            m["marginal"] = True
+            out.append(m)
+        elif r.get("scale") != 1:
+            out.append(r)
+    return out
+
+
 def rs(r, *names):
     return sum(r.get("rslub", {}).get(n, 0) for n in names)
 
@@ -82,7 +118,8 @@ def per(r, v, scale=1):
 
 
 def held_kib(r):
-    return r["slab_kib"] + (r.get("rslub_page_bytes", 0) + r.get("rslub_meta_bytes", 0)) // 1024
+    # rslub's slab metadata comes from a kernel cache (rslub_meta): already in Slab:.
+    return r["slab_kib"] + r.get("rslub_page_bytes", 0) // 1024
 
 
 def label(r):
@@ -109,7 +146,10 @@ def row(r, base):
     out = [label(r), f"{per(r, r['insns']):.0f}",
            f"{r['insns'] / base['insns']:.3f}" if base else "-",
            f"{per(r, r['kinsns']):.0f}", f"{per(r, r['ns']):.0f}"]
-    if r["alloc"] == "rslub":
+    if r["alloc"] == "rslub" and r["exp"] == "kfree_rcu":
+        # The module's cache, and rslub's counters of it, are gone by the run's end.
+        out += ["-", "-", "-", "-"]
+    elif r["alloc"] == "rslub":
         out += [f"{100.0 * rs(r, 'alloc_slowpath', 'free_slowpath') / ops:.1f}" if ops else "-",
                 f"{per(r, rs(r, 'node_lock'), 1000):.1f}",
                 f"{per(r, rs(r, 'node_lock_contended'), 1000):.2f}",
@@ -151,7 +191,7 @@ def caches_table(r):
 
 def main():
     rundir, docdir = sys.argv[1], sys.argv[2]
-    recs = load(rundir)
+    recs = marginal(load(rundir))
     for r in recs:
         if r["boot"].startswith("stats-"):
             STATS[(r["exp"], r.get("defer"), r["nodes"])] = r
@@ -178,9 +218,11 @@ def main():
            "loaded, the kernel's SLUB with sheaves. *kernel + rslub's hooks*:\nrslub loaded "
            "backing only ``nsproxy``, which no workload allocates (the guest allocates one\n"
            "through ``unshare()`` while rslub finds it): the hooks that backing a cache "
-           "registers\n(``kfree``, ``kmem_cache_free`` and ``kmem_cache_alloc_noprof`` by direct "
-           "call, the other\n``kmem_cache`` entry points by the ``IPMODIFY`` handler), on every "
-           "call of the workload;\nkmalloc's entry points are hooked in whole-kernel mode only. "
+           "registers\n(``kfree``, ``kmem_cache_free``, ``kmem_cache_alloc_noprof`` and "
+           "``kmem_cache_alloc_node_noprof`` by\ndirect call, the other ``kmem_cache`` entry "
+           "points by the ``IPMODIFY`` handler), on every call\nof the workload. kmalloc's entry "
+           "points are hooked in whole-kernel mode only, through the\nhandler: the *rslub* rows "
+           "pay that too, which the hooks row does not show. "
            "*rslub, whole kernel*: ``insmod\nrslub.ko back=all`` as the first command, so rslub "
            "serves kmalloc and every cache it can\nfrom then on (Documentation/backing.rst, "
            "\"Whole-kernel mode\"); its own parameters, if any, follow.\n",
@@ -200,7 +242,21 @@ def main():
            "does not. All vCPUs' instructions count, whichever CPU ran them; user\nspace's too "
            "(hackbench's and fio's loops, gcc's compiling): the *kernel-mode* column is the\n"
            "part the allocators can change. A mark's own fork and exec (a static program of "
-           "four\ninstructions) are inside the window, the same in every run.\n",
+           "four\ninstructions) are inside the window, the same in every run. A translation block "
+           "adds its\nlength when it starts: one cut short by a fault counts whole, and its rest "
+           "again when it\nresumes, so a fault can add up to a block's length (a few tens of "
+           "instructions at most\nin the kernel's code); the page faults of each run are in "
+           "``benchmarks/whole.json``.\n",
+           "Before each measured run the guest rests (a second of idle, which costs no "
+           "instructions\nunder ``-icount sleep=off``, and in whole-kernel mode until no cache "
+           "has been newly backed\nfor a second), so that the grace periods and deferred work "
+           "of what ran before, and the\nbacking of caches the warm-up sighted, fall outside "
+           "the run. *fio*, *fork* and *execve* run\nmeasured at two sizes, N and 2N units, and "
+           "the figures are the larger run's minus the\nsmaller's (marked *marginal*): fio and "
+           "perf start by mapping tens of MiB of libraries,\nwhich would otherwise be spread "
+           "over the units. The kfree_rcu module times its own loop\nand destroy (the guest "
+           "clock column); its cache and rslub's counters of it are gone by\nthe end of the "
+           "run, hence the dashes in the rslub row.\n",
            "rslub's columns sum its counters over every cache it serves, kmalloc's size "
            "classes\nincluded: *slow paths*, allocations and frees that left the per-CPU fast "
            "path; *node\nlocks*, node-lock acquisitions, and *waits* those that found the lock "
@@ -254,6 +310,26 @@ def main():
         doc.append(f"In the rslub boot, rslub served {served[0]} caches and size classes at the "
                    f"end, and refused {served[1]}\n(each with its reason in the ``back`` file; "
                    "the console log has the list).\n")
+    seed2 = [r for r in recs if r["boot"] == "n2-kernel-seed2"]
+    if seed2:
+        doc.append("How much two boots differ\n=========================\n")
+        doc.append("The kernel's boot again with other random numbers (QEMU's ``-seed 2``): "
+                   "the same\nallocator, the same workloads. Each boot runs the same "
+                   "instructions every time, but\nanother boot lays memory out and schedules "
+                   "differently: a difference between\nallocators of the order shown here says "
+                   "nothing.\n")
+        body = []
+        for r2 in seed2:
+            r1 = next((r for r in main_recs if r["alloc"] == "kernel" and r["exp"] == r2["exp"]
+                       and r.get("defer") == r2.get("defer")), None)
+            if not r1:
+                continue
+            name = r2["exp"] + (f" (defer {r2['defer']})" if "defer" in r2 else "")
+            body.append([name, f"{per(r1, r1['insns']):.0f}", f"{per(r2, r2['insns']):.0f}",
+                         f"{100.0 * (r2['insns'] / r1['insns'] - 1):+.2f}%",
+                         f"{per(r1, r1['pgfault']):.1f}" if "pgfault" in r1 else "-"])
+        doc.append(table(["workload", "instructions / unit, seed 1", "seed 2", "difference",
+                          "page faults / unit"], body))
     doc.append("Side by side, 2 nodes\n=====================\n")
     hook_share = []
     for exp in ("hackbench", "fio", "pingpong", "fork", "execve", "kfree_rcu"):
@@ -279,8 +355,25 @@ def main():
                 if r["alloc"] == "hooks" and base:
                     hook_share.append((prefix + exp, r["insns"] / base["insns"] - 1))
         doc.append(table(HEAD, body))
+        if any(r.get("marginal") for _, g in groups for r in g):
+            doc.append(f"*marginal*: the run of 2N {unit}s minus the run of N.\n")
+        ks = [(prefix, slub_of(r)) for prefix, g in groups for r in g if slub_of(r)]
+        if ks:
+            doc.append("SLUB's own counters in the kernel's run, per 1000 units (sheaves: a "
+                       "*refill* fills a\nper-CPU sheaf from the barn or the slabs, a *flush* "
+                       "empties one; the barn holds a\nnode's full and empty sheaves; "
+                       "*rcu sheaf* frees are ``kfree_rcu()``'s):\n")
+            unit_of = next(r for _, g in groups for r in g if r["alloc"] == "kernel")
+            names = ["alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
+                     "sheaf_refill", "sheaf_flush", "barn_get", "barn_get_fail", "barn_put",
+                     "barn_put_fail", "free_rcu_sheaf", "free_rcu_sheaf_fail", "alloc_slab",
+                     "free_slab"]
+            doc.append(table(["run"] + names,
+                             [[(p or "kernel").rstrip(": ")] +
+                              [f"{per(unit_of, k.get(n, 0), 1000):.1f}" for n in names]
+                              for p, k in ks]))
         top = next((r for g in groups for r in g[1] if r["alloc"] == "rslub" and not r["params"]), None)
-        if top and top.get("caches"):
+        if top and top.get("caches") and exp != "kfree_rcu":
             doc.append(f"rslub's caches that served at least 2% of the run's allocations "
                        f"({label(top)}):\n")
             doc.append(caches_table(top))
@@ -292,7 +385,7 @@ def main():
                          [[w, f"{100.0 * s:+.2f}%"] for w, s in hook_share]))
 
     sweep = sorted((r for r in recs if r["boot"].startswith("sweep-")),
-                   key=lambda r: r["params"])
+                   key=lambda r: [int(x) for x in re.findall(r"\d+", r["params"])])
     if sweep:
         doc.append("Seed 001: hackbench, max_order x min_objects, kmalloc served\n"
                    "============================================================\n")

@@ -21,16 +21,17 @@ mod tests {
         common::{have_two_cpus, pin, unpin},
         gfp::Gfp,
         inject::{self, Point},
-        slab,
+        shim, slab,
         test_shim::{
             check_object_size, direct_alloc, direct_alloc_node, direct_count, direct_free,
             direct_kfree, direct_param, direct_sites_patched, direct_state, expect_reports,
             kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
             kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc,
-            kmem_cache_charge, krealloc, ksize, module_refcount, msleep, on_slab_page, read_file,
-            set_before_destroy, set_usercopy_caught, skip, write_file, HotTracer, KernelCache,
-            Memcg, Mempool, Thread, Tick,
+            kmem_cache_charge, krealloc, ksize, module_refcount, msleep, node_of, on_slab_page,
+            read_file, set_before_destroy, set_usercopy_caught, skip, write_file, HotTracer,
+            KernelCache, Memcg, Mempool, Thread, Tick,
         },
+        topology,
     };
     use core::sync::atomic::{
         AtomicBool, AtomicI32, AtomicUsize,
@@ -171,10 +172,16 @@ mod tests {
         // The kernel's: the quick tests decide.
         direct_count(true);
         let theirs = direct_alloc(&plain, Gfp::KERNEL);
-        let theirs_node = direct_alloc_node(&plain, Gfp::KERNEL, NUMA_NO_NODE);
+        // The last node with memory (a node without any gives its nearest one's).
+        let last = topology::online_nodes()
+            .filter(|&n| shim::node_has_memory(n as i32))
+            .last()
+            .expect("a node with memory");
+        let theirs_node = direct_alloc_node(&plain, Gfp::KERNEL, last as i32);
         for t in [theirs, theirs_node] {
             assert!(t != 0 && on_slab_page(t) && !rslub_owns(t));
         }
+        assert_eq!(node_of(theirs_node), last);
         // SAFETY: each object was allocated above and is freed once, by the function (as
         // its trampoline) that frees its kind; kfree() of NULL and ZERO_SIZE_PTR does nothing.
         unsafe {
@@ -190,12 +197,16 @@ mod tests {
         let quick = direct_count(true);
 
         // rslub's, and a large kmalloc: asked about.
+        // kmem_cache_alloc_node's on that node (the node register survives the question to
+        // C: the objects are that node's).
         let mut mine = [0usize; 16];
         for (i, p) in mine.iter_mut().enumerate() {
             *p = if i % 2 == 0 {
                 direct_alloc(&backed, Gfp::KERNEL)
             } else {
-                direct_alloc_node(&backed, Gfp::KERNEL, NUMA_NO_NODE)
+                let q = direct_alloc_node(&backed, Gfp::KERNEL, last as i32);
+                assert_eq!(node_of(q), last);
+                q
             };
             assert!(*p != 0 && rslub_owns(*p));
         }
