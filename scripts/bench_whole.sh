@@ -17,7 +17,7 @@
 #     is the defaults' layout on 4 CPUs, booted again; SWEEP=0 skips them);
 #   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel and rslub running the build
 #     (seed 003);
-#   the kernel's boots again on the kernel with SLUB_STATS (VARIANT=stats), for the
+#   the kernel's 2-node boot again on the kernel with SLUB_STATS (VARIANT=stats), for the
 #   kernel allocator's counters.
 # Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), and the workloads' sizes
 # (HB_LOOPS, FIO_MIB, PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
@@ -108,13 +108,22 @@ start=$(date +%s)
 REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/bench_vm.sh" \
 	"$out/hook_cost.res" suite=5
 all="hackbench fio pingpong fork execve kfree_rcu"
+# The most telling first: the three allocators, then the kernel's counters (VARIANT=stats:
+# the report takes the kernel's counters from that boot, its instructions from the above),
+# the build, the boot-to-boot spread, and the sweep last.
 NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
-# The same boot with other random numbers (QEMU's -seed): how much two boots of one
-# allocator differ, the scale below which a difference between allocators says nothing.
-NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
 NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks $all
 NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
 NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
+VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
+# The build: 2 GiB in all on either topology.
+for n in 4 1; do
+	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
+	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
+done
+# The kernel's boot with other random numbers (QEMU's -seed): how much two boots of one
+# allocator differ, the scale below which a difference between allocators says nothing.
+NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
 if [ "${SWEEP:-1}" = 1 ]; then
 	for o in 0 1 2 3; do
 		for m in 4 8 16 32; do
@@ -122,17 +131,5 @@ if [ "${SWEEP:-1}" = 1 ]; then
 		done
 	done
 fi
-# The build: 2 GiB in all on either topology.
-for n in 4 1; do
-	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
-	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
-done
-# The kernel's allocator again, on the kernel with SLUB's counters (VARIANT=stats): the
-# report takes the kernel's counters from these boots, its instructions from the above.
-VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
-for n in 4 1; do
-	VARIANT=stats NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/stats-n$n-kernel-build.jsonl" \
-		alloc=kernel build
-done
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"
