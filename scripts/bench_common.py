@@ -26,6 +26,7 @@ def table(header, rows):
     for r in [header] + rows:
         first = True
         for c in r:
-            out.append(("   * - " if first else "     - ") + (str(c) if c != "" else "\\-"))
+            # A bare "-" would be an empty bullet list: escaped, as an empty cell is.
+            out.append(("   * - " if first else "     - ") + (str(c) if c not in ("", "-") else "\\-"))
             first = False
     return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@
 #   the kernel's 2-node boot again on the kernel with SLUB_STATS (VARIANT=stats), for the
 #   kernel allocator's counters.
 # Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), and the workloads' sizes
-# (HB_LOOPS, FIO_MIB, PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
+# (HB_GROUPS, HB_LOOPS, FIO_MIB, PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -95,8 +95,9 @@ boot() {
 	MEM_PER_NODE=${MEM_PER_NODE:-$((1024 / NODES))} "$RSLUB_TOP/scripts/bench_vm.sh" "$@"
 	grep -q 'rslub_bench: failed 0' "$1.log" ||
 		die "a workload failed in $1.log: $(grep -m3 'failed\|fatal' "$1.log")"
-	! grep -qE 'BUG:|WARNING:|Oops|hooked without direct calls|rslub: cannot' "$1.log" ||
-		die "the kernel or rslub reported a problem: $(grep -m3 -E 'BUG:|WARNING:|Oops|hooked without|rslub: cannot' "$1.log")"
+	local bad='BUG:|WARNING:|Oops|hooked without direct calls|rslub: cannot|rslub: cache [^ ]*: |destroyed with .* objects|destroyed while backed'
+	! grep -qE "$bad" "$1.log" ||
+		die "the kernel or rslub reported a problem: $(grep -m3 -E "$bad" "$1.log")"
 	case " $* " in
 	*" alloc=rslub "* | *" alloc=hooks "*)
 		grep -q 'rslub_bench: SERVED [1-9]' "$1.log" || die "rslub served no cache in $1.log" ;;

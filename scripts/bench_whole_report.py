@@ -73,29 +73,45 @@ def load(rundir):
     return recs
 
 
+# The per-run counts of a record (bench_whole_guest.sh's result()): what a marginal
+# record subtracts. Everything else (layouts, sizes, levels such as memory held) is the
+# larger run's.
+COUNTS = ("insns", "kinsns", "ns", "units", "pgalloc", "pgfree", "pgfault")
+CACHE_COUNTS = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
+                "node_lock", "node_lock_contended", "alloc_slab", "free_slab")
+
+
 def sub(b, a):
-    """What run @b did beyond run @a, of the same workload at half its size: every number
-    of @b minus @a's, counters included (the program's start-up and exit drop out)."""
+    """What run @b did beyond run @a, of the same workload at half its size: @b's counts
+    minus @a's (the program's start-up and exit drop out). Per cache, the caches both runs
+    list, reselected at 2% of the difference's allocations."""
     out = dict(b)
-    for key, v in b.items():
-        if key in ("mark0", "mark1", "cpus", "nodes", "scale"):
-            continue
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(a.get(key), (int, float)):
-            out[key] = v - a[key]
-        elif isinstance(v, dict) and isinstance(a.get(key), dict):
-            out[key] = sub(v, a[key])
-    if "slab_kib" in b:
-        # Memory held is a level, not a count: the larger run's.
-        out["slab_kib"] = b["slab_kib"]
-        out["free_kib"] = b["free_kib"]
-        out["rslub_page_bytes"] = b.get("rslub_page_bytes", 0)
-        out["rslub_meta_bytes"] = b.get("rslub_meta_bytes", 0)
+    out["derived_from"] = [a["mark0"], b["mark0"]]
+    for key in COUNTS:
+        if key in b and key in a:
+            out[key] = b[key] - a[key]
+    for group in ("rslub", "slub"):
+        if group in b and group in a:
+            out[group] = {k: v - a[group].get(k, 0) for k, v in b[group].items()}
+    if "caches" in b:
+        caches = {}
+        for name, c in b["caches"].items():
+            if name not in a.get("caches", {}):
+                continue
+            d = dict(c)
+            for k in CACHE_COUNTS:
+                d[k] = c[k] - a["caches"][name][k]
+            caches[name] = d
+        total = sum(d["alloc_fastpath"] + d["alloc_slowpath"] for d in caches.values())
+        out["caches"] = {n: d for n, d in caches.items()
+                         if total and (d["alloc_fastpath"] + d["alloc_slowpath"]) * 50 >= total}
     return out
 
 
 def marginal(recs):
-    """Workloads run at two sizes (scale 1 and 2, bench_whole_guest.sh's thrice()) become
-    one record each: the larger run minus the smaller."""
+    """Workloads run at two sizes (scale 1 and 2, bench_whole_guest.sh's thrice()) get a
+    derived record each, the larger run minus the smaller ("marginal"), which the tables
+    show; the measured records stay in whole.json ("table": false)."""
     out = []
     for r in recs:
         if r.get("scale") == 2:
@@ -103,9 +119,11 @@ def marginal(recs):
                      and x.get("scale") == 1)
             m = sub(r, a)
             m["marginal"] = True
+            m.pop("scale")
             out.append(m)
-        elif r.get("scale") != 1:
-            out.append(r)
+        if r.get("scale") in (1, 2):
+            r = dict(r, table=False)
+        out.append(r)
     return out
 
 
@@ -145,7 +163,9 @@ def row(r, base):
     ops = rs(r, "alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath")
     out = [label(r), f"{per(r, r['insns']):.0f}",
            f"{r['insns'] / base['insns']:.3f}" if base else "-",
-           f"{per(r, r['kinsns']):.0f}", f"{per(r, r['ns']):.0f}"]
+           f"{per(r, r['kinsns']):.0f}",
+           f"{r['kinsns'] / base['kinsns']:.3f}" if base else "-",
+           f"{per(r, r['ns']):.0f}"]
     if r["alloc"] == "rslub" and r["exp"] == "kfree_rcu":
         # The module's cache, and rslub's counters of it, are gone by the run's end.
         out += ["-", "-", "-", "-"]
@@ -154,7 +174,7 @@ def row(r, base):
                 f"{per(r, rs(r, 'node_lock'), 1000):.1f}",
                 f"{per(r, rs(r, 'node_lock_contended'), 1000):.2f}",
                 f"{per(r, rs(r, 'alloc_slab') + rs(r, 'free_slab'), 1000):.1f}"]
-    elif slub_of(r):
+    elif slub_of(r) and r["exp"] != "kfree_rcu":
         k = slub_of(r)
         kops = sum(k.get(n, 0) for n in ("alloc_fastpath", "alloc_slowpath", "free_fastpath",
                                           "free_slowpath"))
@@ -168,7 +188,7 @@ def row(r, base):
 
 
 HEAD = ["allocator", "instructions / unit", "vs kernel", "kernel-mode instructions / unit",
-        "guest clock ns / unit", "slow paths %", "node locks / 1000 units",
+        "kernel-mode vs kernel", "guest clock ns / unit", "slow paths %", "node locks / 1000 units",
         "waits / 1000 units", "slab page calls / 1000 units", "pages allocated / 1000 units",
         "slab KiB after"]
 
@@ -191,17 +211,18 @@ def caches_table(r):
 
 def main():
     rundir, docdir = sys.argv[1], sys.argv[2]
-    recs = marginal(load(rundir))
+    every = marginal(load(rundir))
+    os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
+    with open(os.path.join(docdir, "benchmarks", "whole.json"), "w") as f:
+        json.dump(every, f, indent=0, sort_keys=True)
+        f.write("\n")
+    recs = [r for r in every if r.get("table", True)]
     for r in recs:
         if r["boot"].startswith("stats-"):
             STATS[(r["exp"], r.get("defer"), r["nodes"])] = r
     recs = [r for r in recs if not r["boot"].startswith("stats-")]
     with open(os.path.join(rundir, "meta")) as f:
         commit, date, kbuild, qemu, cpus = [line.rstrip("\n") for line in f][:5]
-    os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
-    with open(os.path.join(docdir, "benchmarks", "whole.json"), "w") as f:
-        json.dump(recs, f, indent=0, sort_keys=True)
-        f.write("\n")
 
     doc = [".. SPDX-License-Identifier: GPL-2.0\n",
            "=============================", "Benchmarks: the whole kernel",
@@ -228,10 +249,11 @@ def main():
            "\"Whole-kernel mode\"); its own parameters, if any, follow.\n",
            "The guests are the benchmark guests of ``make bench`` (busybox in an initramfs, "
            "reading\nnothing from the host, QEMU TCG with ``-icount shift=0,align=off,sleep=off``"
-           "), with 512 MiB\na node and the workloads' programs in the initramfs with their "
-           "libraries: Debian's\n``hackbench``, ``fio``, ``perf`` 6.12, ``gcc`` 12 and "
-           "``make``, ``scripts/workloads/pingpong.c``\nand the module ``bench/kfree_rcu.c``. "
-           "Each workload runs once to warm up, then once measured.\n",
+           "), with 1 GiB\nof memory (2 GiB for the build, on 4 nodes and on 1) and the workloads' "
+           "programs in the\ninitramfs with their libraries: Debian's ``hackbench``, ``fio``, "
+           "``perf`` 6.12, ``gcc`` 12 and\n``make``, ``scripts/workloads/pingpong.c`` and the "
+           "module ``bench/kfree_rcu.c``. Each\nworkload runs once to warm up, then measured "
+           "(at two sizes for some, below).\n",
            "*Instructions* are counted by a QEMU plugin (``scripts/qemu/count.c``): every "
            "instruction\nany vCPU executes, the kernel's (upper-half addresses) also apart, "
            "read at a marker\ninstruction that the guest executes just before and just after "
@@ -255,21 +277,29 @@ def main():
            "the figures are the larger run's minus the\nsmaller's (marked *marginal*): fio and "
            "perf start by mapping tens of MiB of libraries,\nwhich would otherwise be spread "
            "over the units. The kfree_rcu module times its own loop\nand destroy (the guest "
-           "clock column); its cache and rslub's counters of it are gone by\nthe end of the "
-           "run, hence the dashes in the rslub row.\n",
+           "clock column); its cache, and either allocator's counters of it,\nare gone by the "
+           "end of the run, hence the dashes in its counter columns.\n",
            "rslub's columns sum its counters over every cache it serves, kmalloc's size "
            "classes\nincluded: *slow paths*, allocations and frees that left the per-CPU fast "
            "path; *node\nlocks*, node-lock acquisitions, and *waits* those that found the lock "
            "held; *slab page\ncalls*, slabs allocated and given back. The kernel's figures in those "
            "columns are SLUB's own\ncounters (``alloc_fastpath``: from a per-CPU sheaf, "
            "``alloc_slowpath``: from a slab; the same\nfor frees; ``alloc_slab``, "
-           "``free_slab``), summed over its caches, from the same runs in boots of\na kernel "
-           "built with ``SLUB_STATS`` (``VARIANT=stats``), since counting adds instructions; "
-           "SLUB\ncounts no node-lock acquisitions. For both: *pages allocated*,\nthe page allocator's ``pgalloc_*`` over the run, for "
-           "the whole kernel (page cache, page\ntables, socket buffers' pages, slabs); *slab "
-           "KiB after*, ``Slab:`` of ``/proc/meminfo``\nafter the run, plus the pages and "
-           "metadata of rslub's slabs (rslub's slabs are not\naccounted as slab memory: "
-           "Documentation/design.rst).\n",
+           "``free_slab``), summed over its caches, from the same runs in a boot of\na kernel "
+           "built with ``SLUB_STATS`` (``VARIANT=stats``, the 2-node workloads only: the "
+           "build's\nkernel rows have none), since counting adds instructions; SLUB counts no "
+           "node-lock\nacquisitions. For both: *pages allocated*, the page allocator's "
+           "``pgalloc_*`` over the run,\nfor the whole kernel (page cache, page tables, socket "
+           "buffers' pages, slabs); *slab KiB\nafter*, ``Slab:`` of ``/proc/meminfo`` after the "
+           "run, plus the pages of rslub's slabs (which\nare not accounted as slab memory; "
+           "their metadata, from the kernel cache ``rslub_meta``, is).\n",
+           "The counters are read by a snapshot before the rest that precedes a run and by one "
+           "after it,\nso they also count what the rest and the snapshots themselves allocate "
+           "(a few hundred\nobjects, thousands in the ``SLUB_STATS`` boot, whose snapshot opens "
+           "every cache's\ncounter files): next to nothing beside hackbench's or fork's runs, "
+           "a few percent of a\nping-pong's, and nothing in the *marginal* rows, where it "
+           "cancels. The instruction counts\nhave none of it: the marks are taken after the "
+           "rest and before the second snapshot.\n",
            ]
 
     hook_file = os.path.join(rundir, "hook_cost.res")
@@ -304,7 +334,9 @@ def main():
                           "no hooks again", "per hooked call, before", "per hooked call, after"],
                          body))
 
-    main_recs = [r for r in recs if r["boot"] in ("n2-kernel", "n2-hooks", "n2-rslub")]
+    rank = {"kernel": 0, "hooks": 1, "rslub": 2}
+    main_recs = sorted((r for r in recs if r["boot"] in ("n2-kernel", "n2-hooks", "n2-rslub")),
+                       key=lambda r: rank[r["alloc"]])
     served = next((r["served"] for r in main_recs if r["alloc"] == "rslub" and r["served"]), None)
     if served:
         doc.append(f"In the rslub boot, rslub served {served[0]} caches and size classes at the "
@@ -327,9 +359,9 @@ def main():
             name = r2["exp"] + (f" (defer {r2['defer']})" if "defer" in r2 else "")
             body.append([name, f"{per(r1, r1['insns']):.0f}", f"{per(r2, r2['insns']):.0f}",
                          f"{100.0 * (r2['insns'] / r1['insns'] - 1):+.2f}%",
-                         f"{per(r1, r1['pgfault']):.1f}" if "pgfault" in r1 else "-"])
+                         f"{max(0.0, per(r1, r1['pgfault'])):.1f}" if "pgfault" in r1 else "-"])
         doc.append(table(["workload", "instructions / unit, seed 1", "seed 2", "difference",
-                          "page faults / unit"], body))
+                          "page faults / unit, seed 1"], body))
     doc.append("Side by side, 2 nodes\n=====================\n")
     hook_share = []
     for exp in ("hackbench", "fio", "pingpong", "fork", "execve", "kfree_rcu"):
@@ -360,12 +392,14 @@ def main():
         doc.append(table(HEAD, body))
         if any(r.get("marginal") for _, g in groups for r in g):
             doc.append(f"*marginal*: the run of 2N {unit}s minus the run of N.\n")
-        ks = [(prefix, slub_of(r)) for prefix, g in groups for r in g if slub_of(r)]
+        ks = [(prefix, slub_of(r)) for prefix, g in groups for r in g
+              if slub_of(r) and exp != "kfree_rcu"]
         if ks:
-            doc.append("SLUB's own counters in the kernel's run, per 1000 units (sheaves: a "
-                       "*refill* fills a\nper-CPU sheaf from the barn or the slabs, a *flush* "
-                       "empties one; the barn holds a\nnode's full and empty sheaves; "
-                       "*rcu sheaf* frees are ``kfree_rcu()``'s):\n")
+            doc.append("SLUB's own counters in the kernel's run, per 1000 units: objects "
+                       "(``sheaf_refill``,\n``sheaf_flush``: objects moved into a per-CPU sheaf "
+                       "from the slabs, and out of one back to\nthem) and whole sheaves "
+                       "(``barn_get``, ``barn_put``: full or empty sheaves taken from or\ngiven "
+                       "to the node's barn), as mm/slub.c counts them:\n")
             unit_of = next(r for _, g in groups for r in g if r["alloc"] == "kernel")
             names = ["alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
                      "sheaf_refill", "sheaf_flush", "barn_get", "barn_get_fail", "barn_put",
@@ -397,15 +431,20 @@ def main():
                    "============================================================\n")
         doc.append("hackbench as above, in a boot of its own for each pair of rslub's "
                    "``max_order`` and\n``min_objects`` (whole-kernel mode takes its "
-                   "parameters at load); the kernel's row is the\nkernel boot's. "
-                   "*kmalloc-512*: that class's order and objects a slab (\"kmalloc-512 is "
-                   "the\nkey\", the seed thread said).\n")
+                   "parameters at load); the kernel's row is the\nkernel boot's. The seed "
+                   "thread's \"kmalloc-512 is the key\" was 2008's skb heads; on 7.3\n"
+                   "hackbench's messages go to ``skbuff_small_head`` and ``skbuff_head_cache``: "
+                   "the last column\nnames the cache that served most allocations, with its "
+                   "order and objects a slab.\n")
         base = next(r for r in main_recs if r["exp"] == "hackbench" and r["alloc"] == "kernel")
         body = [row(base, base) + ["-"]]
         for r in sweep:
-            k = r.get("caches", {}).get("kmalloc-512")
-            body.append(row(r, base) + [f"{k['order']}/{k['objects_per_slab']}" if k else "-"])
-        doc.append(table(HEAD + ["kmalloc-512 order/objects"], body))
+            c = r.get("caches", {})
+            busiest = max(c, key=lambda n: c[n]["alloc_fastpath"] + c[n]["alloc_slowpath"],
+                          default=None)
+            body.append(row(r, base) + [f"{busiest} {c[busiest]['order']}/"
+                                        f"{c[busiest]['objects_per_slab']}" if busiest else "-"])
+        doc.append(table(HEAD + ["busiest cache: order/objects"], body))
 
     build = [r for r in recs if r["exp"] == "build"]
     if build:
