@@ -22,8 +22,7 @@
  *    never PGTY_slab), and so is any address outside the direct map (NULL and
  *    ZERO_SIZE_PTR included); only the others, large kmalloc and rslub's, are asked about.
  *  - kmem_cache_alloc_noprof, kmem_cache_alloc_node_noprof: a cache whose entry in the
- *    index of backed caches is empty
- *    is not backed. The entry is a hint; only the lookup with preemption off, in C, is
+ *    index of backed caches is empty is not backed. The entry is a hint; only the lookup with preemption off, in C, is
  *    authoritative. The trampoline reads it with preemption on, so a task preempted
  *    between loading rslub_index and its entry may read a buffer that unbackings have
  *    rebuilt since, for as long as it was preempted, about any cache. It only compares
