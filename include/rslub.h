@@ -62,8 +62,8 @@ void *rslub_cache_alloc(struct rslub_cache *s, gfp_t gfp);
 
 /*
  * An object from node @node (NUMA_NO_NODE: any, the local one preferred), or NULL when
- * memory is short or @node is not an online node. A node without memory is no
- * constraint (the nearest node with memory serves), as with kmem_cache_alloc_node().
+ * memory is short. A node without memory, offline, or no node id at all, is no
+ * constraint (any node serves), as with 6.12's kmem_cache_alloc_node().
  */
 void *rslub_cache_alloc_node(struct rslub_cache *s, gfp_t gfp, int node);
 

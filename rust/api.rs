@@ -169,8 +169,8 @@ pub(crate) unsafe extern "C" fn rslub_cache_free_bulk(
     if nr == 0 || p.is_null() {
         return;
     }
-    // SAFETY: `p` holds `nr` pointers (caller).
-    let objs = unsafe { core::slice::from_raw_parts(p.cast::<*mut u8>(), nr) };
+    // SAFETY: `p` holds `nr` pointers (caller), which the free may reorder, as SLUB's.
+    let objs = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
     // SAFETY: live handle and objects of it (caller).
     unsafe { cache(s).free_bulk(objs) };
 }

@@ -101,10 +101,13 @@ pub(crate) enum Attr {
     Nodes,
     /// rslub's `remote_walk` (read-write).
     RemoteWalk,
+    /// rslub's `profile` (read-write): `classic` or `tuned`; writing one sets the
+    /// cache's behaviour, `min_partial` and remote walk to the profile's.
+    Profile,
 }
 
 /// Every file but the counters', by name.
-const FIXED: [(&CStr, Attr); 32] = [
+const FIXED: [(&CStr, Attr); 33] = [
     (c"object_size", Attr::ObjectSize),
     (c"slab_size", Attr::SlabSize),
     (c"align", Attr::Align),
@@ -137,6 +140,7 @@ const FIXED: [(&CStr, Attr); 32] = [
     (c"layout", Attr::Layout),
     (c"nodes", Attr::Nodes),
     (c"remote_walk", Attr::RemoteWalk),
+    (c"profile", Attr::Profile),
 ];
 
 /// Every file of a cache: name and what it shows.
@@ -161,6 +165,7 @@ impl Attr {
                 | Attr::Validate
                 | Attr::Counter(_)
                 | Attr::RemoteWalk
+                | Attr::Profile
         )
     }
 }
@@ -330,6 +335,7 @@ fn show(file: &AttrFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             writeln!(f, "bytes pages={} metadata={}", m.page_bytes, m.meta_bytes)
         }
         Attr::RemoteWalk => writeln!(f, "{}", c.remote_walk() as u32),
+        Attr::Profile => writeln!(f, "{}", c.profile().name()),
     }
 }
 
@@ -345,6 +351,14 @@ fn store(file: &AttrFile, r: &mut UserSliceReader) -> Result {
             0 => RemoteWalk::NodesOnce,
             _ => RemoteWalk::Zonelist,
         }),
+        Attr::Profile => {
+            let mut buf = [0u8; 16];
+            let name = read_text(r, &mut buf)?;
+            if name.is_empty() {
+                return Err(EINVAL);
+            }
+            c.set_profile(params::Profile::parse(name.as_bytes()).map_err(|_| EINVAL)?);
+        }
         Attr::Shrink => {
             read_one(r)?;
             c.shrink();

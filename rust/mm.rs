@@ -3,7 +3,7 @@
 //! Slab pages: allocation from the page allocator, and the O(1) way back from an object
 //! address to its slab.
 //!
-//! A slab is `2^order` pages from `alloc_pages_node()`, not compound, their reference
+//! A slab is `2^order` pages from `alloc_pages()` or `__alloc_pages_node()`, not compound, their reference
 //! counts 0 while rslub holds them (the first page's frozen from the 1 it was allocated
 //! with, as SLUB's slab pages are frozen): so `sendpage_ok()` refuses them, and zero-copy
 //! senders copy slab objects instead of sending their page by reference. Every page of the
@@ -44,15 +44,12 @@ unsafe impl Send for SlabPages {}
 
 impl SlabPages {
     /// Allocates `2^order` pages with exactly the flags `gfp`, preferably on `node`
-    /// (`NUMA_NO_NODE`: the local node). See [`crate::gfp`] for the flags each attempt
+    /// (`NUMA_NO_NODE`: where the task's memory policy says, as 6.12's
+    /// `alloc_slab_page()`). See [`crate::gfp`] for the flags each attempt
     /// gets.
     pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32) -> Option<Self> {
         let page = loop {
-            // SAFETY: `alloc_pages_node_noprof` accepts any node id (`NUMA_NO_NODE`
-            // included), any GFP mask and any order up to `MAX_PAGE_ORDER`, which the
-            // layout guarantees.
-            let page =
-                NonNull::new(unsafe { bindings::alloc_pages_node_noprof(node, gfp.raw(), order) })?;
+            let page = NonNull::new(shim::alloc_slab_pages(node, gfp.raw(), order))?;
             // SAFETY: The first page of a block just allocated, not freed.
             if unsafe { shim::page_freeze(page) } {
                 break page;

@@ -4,6 +4,7 @@
  * back=<name>[,<name>...] names kernel caches to back at load, back=all every cache rslub
  * can serve as it allocates (Documentation/backing.rst);
  * debug=<flags>[,<cache>...] turns on debug checks (Documentation/reliability.rst);
+ * profile=classic|tuned: classic SLUB 6.12's defaults (the default) or rslub's tuned ones;
  * direct=n hooks every function with ftrace's IPMODIFY handler, none with a direct call.
  * Also rslub.back= and rslub.debug= on the kernel command line, which modprobe passes on.
  */
@@ -11,6 +12,7 @@
 
 const char *rslub_back_param(void);
 const char *rslub_debug_param(void);
+const char *rslub_profile_param(void);
 
 static char rslub_back_names[256];
 module_param_string(back, rslub_back_names, sizeof(rslub_back_names), 0444);
@@ -28,6 +30,15 @@ MODULE_PARM_DESC(debug, "Debug checks, as slub_debug: F Z P U or - , then option
 const char *rslub_debug_param(void)
 {
 	return rslub_debug_spec;
+}
+
+static char rslub_profile_name[16];
+module_param_string(profile, rslub_profile_name, sizeof(rslub_profile_name), 0444);
+MODULE_PARM_DESC(profile, "Defaults of every cache: classic (SLUB 6.12's, the default) or tuned (rslub's min_partial rule, remote walk and ratio draw); Documentation/design.rst lists them");
+
+const char *rslub_profile_param(void)
+{
+	return rslub_profile_name;
 }
 
 /* Read by rust/back/hook.c whenever it registers the hooks. */

@@ -43,6 +43,54 @@ impl RawParams {
     };
 }
 
+/// Which defaults the caches take (the `profile=` parameter): classic SLUB 6.12's, or
+/// rslub's tuned choices where they differ. `Documentation/design.rst` lists every
+/// behaviour the profile sets and the 6.12 code it follows or departs from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Profile {
+    /// 6.12's behaviour everywhere (the default): `min_partial` is
+    /// `clamp(ilog2(size) / 2, 5, 10)`; an empty slab goes back to the page allocator when
+    /// its node's partial list, counting the slab itself if it is on it, holds
+    /// `min_partial` slabs; the remote walk goes zone by zone through the zonelist, also
+    /// on one node; `remote_node_defrag_ratio` draws with the time-stamp counter
+    /// (`get_cycles() % 1024`).
+    Classic,
+    /// rslub's choices: `min_partial` grows with the object size
+    /// ([`crate::layout::min_partial_for`], seed thread 000); the empty slab's own place
+    /// on the list does not count; each other node once, nearest first, no walk on one
+    /// node (seed thread 003); the ratio's draw from the CRNG.
+    Tuned,
+}
+
+impl Profile {
+    /// The profile named `name` (`classic`, `tuned`; empty: the default, classic).
+    pub(crate) fn parse(name: &[u8]) -> Result<Self, ProfileError> {
+        match name {
+            b"" | b"classic" => Ok(Self::Classic),
+            b"tuned" => Ok(Self::Tuned),
+            _ => Err(ProfileError),
+        }
+    }
+
+    /// The profile's name, as `profile=` takes it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Classic => "classic",
+            Self::Tuned => "tuned",
+        }
+    }
+}
+
+/// A `profile=` value that names no profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ProfileError;
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid parameter profile: must be classic (6.12's defaults) or tuned")
+    }
+}
+
 /// A parameter value outside its allowed range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ParamError {
@@ -102,6 +150,7 @@ pub(crate) struct Params {
     min_objects: u32,
     min_partial: u32,
     debug: Spec,
+    profile: Profile,
 }
 
 impl Params {
@@ -119,7 +168,18 @@ impl Params {
             min_objects,
             min_partial,
             debug: Spec::NONE,
+            profile: Profile::Classic,
         })
+    }
+
+    /// These parameters with the defaults of `profile`.
+    pub(crate) fn with_profile(self, profile: Profile) -> Self {
+        Self { profile, ..self }
+    }
+
+    /// Whose defaults the caches take.
+    pub(crate) fn profile(&self) -> Profile {
+        self.profile
     }
 
     /// These parameters with the `debug=` option `debug` (parsed by [`Spec::parse`]).
@@ -197,6 +257,7 @@ impl fmt::Display for Effective<'_> {
             Some(v) => write!(f, " min_partial={v}")?,
             None => f.write_str(" min_partial=auto")?,
         }
+        write!(f, " profile={}", p.profile.name())?;
         if p.debug != Spec::NONE {
             write!(f, " debug={}", p.debug)?;
         }

@@ -176,6 +176,8 @@ extern "C" {
     fn rslub_back_param() -> *const kernel::ffi::c_char;
     /// The `debug=` parameter (`rust/param.c`).
     fn rslub_debug_param() -> *const kernel::ffi::c_char;
+    /// The `profile=` parameter (`rust/param.c`).
+    fn rslub_profile_param() -> *const kernel::ffi::c_char;
 }
 
 /// The loaded module.
@@ -198,7 +200,13 @@ impl kernel::Module for Rslub {
             pr_err!("{e}\n");
             EINVAL
         })?;
-        let params = params.with_debug(spec);
+        // SAFETY: As for `rslub_debug_param()`.
+        let name = unsafe { CStr::from_char_ptr(rslub_profile_param()) }.to_bytes();
+        let profile = params::Profile::parse(name).map_err(|e| {
+            pr_err!("{e}\n");
+            EINVAL
+        })?;
+        let params = params.with_debug(spec).with_profile(profile);
         let topo = topology::Topology::read();
         // SAFETY: Called once, here, before anything else uses the registry.
         unsafe { registry::init(params, c"rslub") }?;

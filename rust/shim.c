@@ -22,6 +22,7 @@
 #include <linux/jiffies.h>
 #include <linux/kasan.h>
 #include <linux/kmemleak.h>
+#include <linux/mempolicy.h>
 #include <linux/printk.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
@@ -362,6 +363,113 @@ int rslub_zonelist_nodes(int nid, u16 *out, int max)
 			out[n++] = zonelist_node_idx(z);
 	}
 	return n;
+}
+
+/*
+ * The node a remote walk starts from: 6.12's mempolicy_slab_node() (mm/mempolicy.c, not
+ * exported), the node of the task's memory policy in task context, else the nearest node
+ * with memory. MPOL_WEIGHTED_INTERLEAVE steps as MPOL_INTERLEAVE does (its weights are
+ * mm/mempolicy.c's own); the interleave step is 6.12's interleave_nodes() without its
+ * mems_allowed retry (the caller retries the whole walk).
+ */
+int rslub_mempolicy_slab_node(void)
+{
+	int node = numa_mem_id();
+#ifdef CONFIG_NUMA
+	struct mempolicy *policy;
+
+	if (!in_task())
+		return node;
+	policy = current->mempolicy;
+	if (!policy)
+		return node;
+	switch (policy->mode) {
+	case MPOL_PREFERRED:
+		return first_node(policy->nodes);
+	case MPOL_INTERLEAVE:
+	case MPOL_WEIGHTED_INTERLEAVE: {
+		int next = next_node_in(current->il_prev, policy->nodes);
+
+		if (next < MAX_NUMNODES)
+			current->il_prev = next;
+		return next < MAX_NUMNODES ? next : node;
+	}
+	case MPOL_BIND:
+	case MPOL_PREFERRED_MANY: {
+		/* first_zones_zonelist() without its out-of-line helper (not exported). */
+		struct zonelist *zonelist = &NODE_DATA(node)->node_zonelists[ZONELIST_FALLBACK];
+		enum zone_type high = gfp_zone(GFP_KERNEL);
+		struct zoneref *z;
+
+		for (z = zonelist->_zonerefs; zonelist_zone(z); z++) {
+			if (zonelist_zone_idx(z) <= high &&
+			    node_isset(zonelist_node_idx(z), policy->nodes))
+				return zonelist_node_idx(z);
+		}
+		return node;
+	}
+	default:
+		return node;
+	}
+#else
+	return node;
+#endif
+}
+
+/*
+ * Whether the current context may take slabs of node nid for an allocation with gfp:
+ * 6.12's cpuset_zone_allowed() in get_any_partial(). Its cpuset_current_node_allowed() is
+ * not exported, nor is the static key that says whether cpusets are in use; this follows
+ * it for interrupts, the task's mems_allowed and __GFP_HARDWALL, and lets any other
+ * allocation take any node (6.12 then looks for the nearest hardwalled cpuset above the
+ * task's, which is the root, with every node, unless mem_hardwall or mem_exclusive is set).
+ */
+bool rslub_cpuset_node_allowed(int nid, unsigned int gfp)
+{
+#ifdef CONFIG_CPUSETS
+	if (in_interrupt() || node_isset(nid, current->mems_allowed))
+		return true;
+	return !(gfp & __GFP_HARDWALL);
+#else
+	return true;
+#endif
+}
+
+/* read_mems_allowed_begin() and _retry() without the static key they test (not exported). */
+unsigned int rslub_mems_allowed_begin(void)
+{
+#ifdef CONFIG_CPUSETS
+	return read_seqcount_begin(&current->mems_allowed_seq);
+#else
+	return 0;
+#endif
+}
+
+bool rslub_mems_allowed_retry(unsigned int seq)
+{
+#ifdef CONFIG_CPUSETS
+	return read_seqcount_retry(&current->mems_allowed_seq, seq);
+#else
+	return false;
+#endif
+}
+
+/* get_cycles(): the classic profile's draw for remote_node_defrag_ratio. */
+u64 rslub_get_cycles(void)
+{
+	return get_cycles();
+}
+
+/*
+ * Pages for a slab as 6.12's alloc_slab_page(): for any node, alloc_pages(), which follows
+ * the task's memory policy (and cpuset); for a node, alloc_pages_node() (6.12:
+ * __alloc_pages_node(), the same for a node id).
+ */
+struct page *rslub_alloc_slab_pages(int node, unsigned int gfp, unsigned int order)
+{
+	if (node == NUMA_NO_NODE)
+		return alloc_pages_noprof(gfp, order);
+	return alloc_pages_node_noprof(node, gfp, order);
 }
 
 /*

@@ -44,6 +44,16 @@ mod ffi {
         pub(super) fn rslub_check_no_locks_freed(addr: *const c_void, size: usize);
         pub(super) fn rslub_kmemleak_ignore_percpu(addr: *const c_void);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
+        pub(super) fn rslub_mempolicy_slab_node() -> i32;
+        pub(super) fn rslub_cpuset_node_allowed(nid: i32, gfp: u32) -> bool;
+        pub(super) fn rslub_mems_allowed_begin() -> u32;
+        pub(super) fn rslub_mems_allowed_retry(seq: u32) -> bool;
+        pub(super) fn rslub_get_cycles() -> u64;
+        pub(super) fn rslub_alloc_slab_pages(
+            node: i32,
+            gfp: u32,
+            order: u32,
+        ) -> *mut c_void;
         pub(super) fn rslub_shim_init(meta_size: u32, meta_align: u32) -> i32;
         pub(super) fn rslub_meta_alloc(gfp: u32, node: i32) -> *mut c_void;
         pub(super) fn rslub_meta_free(p: *mut c_void);
@@ -113,6 +123,50 @@ pub(crate) fn node_online(node: i32) -> bool {
 pub(crate) fn node_has_memory(node: i32) -> bool {
     // SAFETY: The wrapper range-checks `node` before `node_state()`.
     unsafe { ffi::rslub_node_has_memory(node) }
+}
+
+/// The node a remote walk starts from: the task's memory policy's, in task context
+/// (6.12's `mempolicy_slab_node()`), else [`numa_mem_id`].
+pub(crate) fn mempolicy_slab_node() -> i32 {
+    // SAFETY: Reads the current task's policy, which only the task itself replaces; no
+    // precondition.
+    unsafe { ffi::rslub_mempolicy_slab_node() }
+}
+
+/// Whether the current context may take slabs of node `nid` for `gfp` (6.12's
+/// `cpuset_zone_allowed()`, as far as a module can follow it: `rust/shim.c`).
+pub(crate) fn cpuset_node_allowed(nid: i32, gfp: u32) -> bool {
+    // SAFETY: Reads the current task's `mems_allowed` (a node bit; `nid` is a node id of
+    // the caller's lists, below `MAX_NUMNODES`); no precondition.
+    unsafe { ffi::rslub_cpuset_node_allowed(nid, gfp) }
+}
+
+/// `read_mems_allowed_begin()`: the current task's cpuset sequence count.
+pub(crate) fn mems_allowed_begin() -> u32 {
+    // SAFETY: Reads the current task's sequence count; no precondition.
+    unsafe { ffi::rslub_mems_allowed_begin() }
+}
+
+/// `read_mems_allowed_retry()`: whether the task's cpuset changed since `seq`.
+pub(crate) fn mems_allowed_retry(seq: u32) -> bool {
+    // SAFETY: As for [`mems_allowed_begin`].
+    unsafe { ffi::rslub_mems_allowed_retry(seq) }
+}
+
+/// The time-stamp counter (`get_cycles()`).
+pub(crate) fn get_cycles() -> u64 {
+    // SAFETY: Reads the TSC; no precondition.
+    unsafe { ffi::rslub_get_cycles() }
+}
+
+/// `2^order` pages for a slab as 6.12 takes them (`rust/shim.c`): on `node`, or, for
+/// `NUMA_NO_NODE`, where the task's memory policy puts them. Null on failure.
+pub(crate) fn alloc_slab_pages(node: i32, gfp: u32, order: u32) -> *mut kernel::bindings::page {
+    // SAFETY: Both page allocator calls accept any GFP mask and any order up to
+    // `MAX_PAGE_ORDER` (the caller's layout guarantees it), and any node id that
+    // `__alloc_pages_node()` accepts; `SlabPages::alloc` passes an online node or
+    // `NUMA_NO_NODE`.
+    unsafe { ffi::rslub_alloc_slab_pages(node, gfp, order) }.cast()
 }
 
 /// The nearest node with memory to the current CPU (`numa_mem_id()`).

@@ -88,12 +88,15 @@ stats! {
     CpuSlabFlush = "cpuslab_flush",
     /// A deactivated slab was full: it goes on no list (`DEACTIVATE_FULL`).
     DeactivateFull = "deactivate_full",
-    /// A deactivated slab was empty and went back to the page allocator
-    /// (`DEACTIVATE_EMPTY`).
+    /// A deactivated slab, or one of a CPU's partial list given back, was empty and went
+    /// back to the page allocator (`DEACTIVATE_EMPTY`).
     DeactivateEmpty = "deactivate_empty",
     /// A deactivated slab went to the head of its node's partial list
     /// (`DEACTIVATE_TO_HEAD`).
     DeactivateToHead = "deactivate_to_head",
+    /// A deactivated slab, which other CPUs had freed objects into, went to the tail of
+    /// its node's partial list (`DEACTIVATE_TO_TAIL`).
+    DeactivateToTail = "deactivate_to_tail",
     /// A deactivated slab had objects other CPUs freed into it meanwhile
     /// (`DEACTIVATE_REMOTE_FREES`).
     DeactivateRemoteFrees = "deactivate_remote_frees",

@@ -10,10 +10,21 @@ RSLUB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # kernel builds.
 RSLUB_CACHE=${RSLUB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rslub}
 
-# The test kernel: Debian's linux-source package of this series.
+# The test kernel: Debian's linux-source package of this series. RSLUB_KSERIES=6.12 is
+# classic SLUB (the last series before sheaves), which make bench measures beside rslub:
+# 6.12.117 from bookworm-security, the version Documentation/design.rst cites by line.
 RSLUB_KSERIES=${RSLUB_KSERIES:-7.3}
 RSLUB_KPKG=linux-source-$RSLUB_KSERIES
-RSLUB_KSUITE=${RSLUB_KSUITE:-trixie-backports}
+case $RSLUB_KSERIES in
+6.12)
+	RSLUB_KSUITE=${RSLUB_KSUITE:-bookworm-security}
+	RSLUB_KVERSION=${RSLUB_KVERSION-6.12.117-1~deb12u1}
+	;;
+*)
+	RSLUB_KSUITE=${RSLUB_KSUITE:-trixie-backports}
+	RSLUB_KVERSION=${RSLUB_KVERSION-}
+	;;
+esac
 
 # Kernel variant: "default" or "debug" (KASAN, lockdep, ...).
 VARIANT=${VARIANT:-default}

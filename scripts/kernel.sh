@@ -20,12 +20,25 @@ fi
 "$RSLUB_TOP/scripts/setup.sh"
 
 src=${KSRC:-$RSLUB_CACHE/src/linux-$RSLUB_KSERIES}
+kc=$RSLUB_TOP/scripts/kconfig
 case "$VARIANT" in
-default) frags=("$RSLUB_TOP/scripts/kconfig/base.config") ;;
-debug) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/debug.config") ;;
-distro) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/distro.config") ;;
-stats) frags=("$RSLUB_TOP/scripts/kconfig/base.config" "$RSLUB_TOP/scripts/kconfig/stats.config") ;;
+default) frags=("$kc/base.config") ;;
+debug) frags=("$kc/base.config" "$kc/debug.config") ;;
+distro) frags=("$kc/base.config" "$kc/distro.config") ;;
+stats) frags=("$kc/base.config" "$kc/stats.config") ;;
 *) die "VARIANT=$VARIANT: must be 'default', 'debug', 'distro' or 'stats'" ;;
+esac
+# Classic SLUB (RSLUB_KSERIES=6.12): the base fragment where 6.12 has the option, then
+# classic.config; the default and stats variants only (make bench's two).
+classic=0
+case $RSLUB_KSERIES in
+7.*) ;;
+6.12)
+	classic=1
+	case "$VARIANT" in default | stats) ;; *) die "RSLUB_KSERIES=6.12: VARIANT must be default or stats" ;; esac
+	frags+=("$kc/classic.config")
+	;;
+*) die "RSLUB_KSERIES=$RSLUB_KSERIES: must be 7.3 (the test kernel) or 6.12 (classic SLUB)" ;;
 esac
 
 mapfile -t kargs < <(rslub_kmake_args)
@@ -62,7 +75,14 @@ dropped=0
 while read -r line; do
 	case "$line" in
 	CONFIG_*=*)
-		grep -qxF "$line" "$out/.config" || { log "dropped by Kconfig: $line"; dropped=1; } ;;
+		grep -qxF "$line" "$out/.config" && continue
+		# On 6.12, an option of the base fragment that 6.12 does not have is left out.
+		opt=${line%%=*}
+		if [ "$classic" = 1 ] && ! grep -rqE --include='Kconfig*' "^(menu)?config ${opt#CONFIG_}\$" "$src"; then
+			log "not in Linux $version, left out: $line"
+			continue
+		fi
+		log "dropped by Kconfig: $line"; dropped=1 ;;
 	"# CONFIG_"*" is not set")
 		opt=${line#\# }; opt=${opt%% *}
 		grep -q "^$opt=" "$out/.config" && { log "wanted off, but set: $opt"; dropped=1; } ;;

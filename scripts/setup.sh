@@ -105,7 +105,16 @@ kernel_source() {
 	local dl=$RSLUB_CACHE/debs
 	rm -rf "$dl" "$dir"
 	mkdir -p "$dl" "$RSLUB_CACHE/src"
-	(cd "$dl" && apt-get -o APT::Sandbox::User=root download -q "$RSLUB_KPKG/$RSLUB_KSUITE" >/dev/null)
+	# A pinned version (RSLUB_KVERSION) when the suite still serves it; the security suite
+	# drops old versions, and then its newest is taken, with a warning.
+	if [ -n "$RSLUB_KVERSION" ] && (cd "$dl" && apt-get -o APT::Sandbox::User=root download -q \
+		"$RSLUB_KPKG=$RSLUB_KVERSION" >/dev/null 2>&1); then
+		:
+	else
+		[ -z "$RSLUB_KVERSION" ] ||
+			log "warning: $RSLUB_KPKG $RSLUB_KVERSION is no longer served; taking $RSLUB_KSUITE's"
+		(cd "$dl" && apt-get -o APT::Sandbox::User=root download -q "$RSLUB_KPKG/$RSLUB_KSUITE" >/dev/null)
+	fi
 	dpkg-deb -x "$dl"/"$RSLUB_KPKG"_*.deb "$dl/x"
 	note "unpacking the kernel source into $dir"
 	mkdir -p "$dir.tmp"

@@ -90,25 +90,26 @@ mod tests {
     }
 
     #[test]
-    fn a_refill_from_the_node_fills_the_cpu_list_to_half() {
-        let (c, objs, per) = setup(c"rslub_test_cpp_node", 4, 6);
-        // With the list off, slabs 0..=3 go to the node as they become partial.
+    fn a_refill_from_the_node_takes_half_the_limit_and_one_more_for_the_cpu() {
+        let (c, objs, per) = setup(c"rslub_test_cpp_node", 4, 7);
+        // With the list off, slabs 0..=5 go to the node as they become partial.
         c.set_cpu_partial(0);
-        for k in 0..4 {
+        for k in 0..6 {
             free(&c, objs[k * per]);
         }
-        assert_eq!(c.node_counts(node()).2, 4);
+        assert_eq!(c.node_counts(node()).2, 6);
         c.set_cpu_partial(4 * per as u32 / 2);
-        // The CPU's slab (5) is exhausted: the refill takes one slab from the node to
-        // allocate from, and two more (half of four) for the CPU's list.
+        // The CPU's slab (6) is exhausted: the refill takes one slab from the node to
+        // allocate from, and three more (half of four, and one) for the CPU's list, as
+        // 6.12's `get_partial_node()`.
         let before = c.stats();
         let x = c.alloc(crate::gfp::Gfp::KERNEL).expect("object").as_ptr() as usize;
         let s = c.stats().since(&before);
         assert_eq!(s.get(Stat::RefillNodePartial), 1);
-        assert_eq!(s.get(Stat::CpuPartialNode), 2);
-        assert_eq!(c.node_counts(node()).2, 1);
+        assert_eq!(s.get(Stat::CpuPartialNode), 3);
+        assert_eq!(c.node_counts(node()).2, 2);
         free(&c, x);
-        finish(c, &objs, |i| i % per == 0 && i < 4 * per);
+        finish(c, &objs, |i| i % per == 0 && i < 6 * per);
     }
 
     #[test]
@@ -154,7 +155,7 @@ mod tests {
     #[test]
     fn a_full_slab_freed_whole_is_kept_on_the_cpu_list_and_reused() {
         let (c, objs, per) = setup(c"rslub_test_cpp_whole", 4, 3);
-        let slab0: KVec<*mut u8> = {
+        let mut slab0: KVec<*mut u8> = {
             let mut v = KVec::new();
             for &p in &objs[..per] {
                 v.push(p as *mut u8, GFP_KERNEL).expect("memory");
@@ -163,7 +164,7 @@ mod tests {
         };
         let before = c.stats();
         // SAFETY: live objects of `c`, freed once here and never used again.
-        unsafe { c.free_bulk(&slab0) };
+        unsafe { c.free_bulk(&mut slab0) };
         let s = c.stats().since(&before);
         assert_eq!(s.get(Stat::CpuPartialFree), 1);
         assert_eq!((s.get(Stat::NodeLock), s.get(Stat::SlabFreed)), (0, 0));

@@ -355,11 +355,11 @@ mod tests {
         let node = crate::shim::numa_mem_id();
         let p = c.alloc_node(Gfp::KERNEL, node).expect("object").as_ptr() as usize;
         // SAFETY: Allocated above, freed once.
-        unsafe { c.free_bulk(&out) };
+        unsafe { c.free_bulk(&mut out) };
         free(&c, p);
         let before = errors(&c);
         // SAFETY: A deliberate double free of the bulk's first object.
-        unsafe { c.free_bulk(&out[..1]) };
+        unsafe { c.free_bulk(&mut out[..1]) };
         assert_eq!(errors(&c) - before, 1);
         assert_eq!(c.validate().expect("memory").errors, 0);
         assert!(c.destroy().is_ok());

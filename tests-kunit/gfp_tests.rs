@@ -67,7 +67,7 @@ mod tests {
         c.alloc_bulk(zero, &mut v).expect("bulk");
         assert!(v.iter().all(|&p| is_zero(p as usize, SIZE as usize)));
         // SAFETY: allocated above, freed once.
-        unsafe { c.free_bulk(&v) };
+        unsafe { c.free_bulk(&mut v) };
         // Without `__GFP_ZERO` the dirty contents come back: the zeroing above was not
         // luck (and the plain path does not pay for a memset).
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;

@@ -59,6 +59,7 @@ mod back_tests;
 mod cpu_partial_tests;
 mod debug_tests;
 mod debugfs_tests;
+mod fidelity_tests;
 mod gfp_tests;
 mod hotplug_tests;
 mod kmalloc_tests;

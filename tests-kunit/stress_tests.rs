@@ -244,7 +244,7 @@ mod tests {
                             }
                         }
                         // SAFETY: `n` objects of cache `ci`, owned and freed once.
-                        unsafe { self.caches[ci].free_bulk(&batch[..n]) };
+                        unsafe { self.caches[ci].free_bulk(&mut batch[..n]) };
                         ops += n as u64;
                     }
                     // Hand one to another worker, likely on another CPU or node.

@@ -161,9 +161,6 @@ impl CacheCore {
     #[cold]
     #[inline(never)]
     pub(super) fn alloc_debug(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        if node != NO_NODE && !shim::node_online(node) {
-            return ptr::null_mut();
-        }
         let only_node = node != NO_NODE && gfp.has(Gfp::THISNODE);
         let node = if node != NO_NODE && !shim::node_has_memory(node) {
             NO_NODE

@@ -8,7 +8,9 @@ use super::{commit, CacheCore, CpuSlab, BASE_TAG};
 use crate::{
     arch,
     inject::{inject, Point},
-    mm, sanitize,
+    mm,
+    params::Profile,
+    sanitize,
     shim::IrqDisabled,
     slab::{FreePtr, Slab, ON_CPU_PARTIAL},
     stats::Stat,
@@ -321,9 +323,14 @@ impl CacheCore {
             // Being deactivated by the CPU that had it: it places the slab itself.
             return;
         }
-        // "Already holds at least min_partial partial slabs": not counting this one.
-        let others = g.list().len() - u32::from(on_partial);
-        if new.inuse() == 0 && others >= min_partial {
+        // Partial slabs the node holds: as 6.12 counts them (slub.c:4571), this one too
+        // if it is on the list; the tuned profile counts only the others, so that a node
+        // keeps `min_partial` slabs besides the one emptied (one more empty slab).
+        let held = match self.profile() {
+            Profile::Classic => g.list().len(),
+            Profile::Tuned => g.list().len() - u32::from(on_partial),
+        };
+        if new.inuse() == 0 && held >= min_partial {
             if on_partial {
                 // SAFETY: `slab` is on this list; lock held.
                 unsafe { g.list().remove(slab) };
@@ -343,17 +350,20 @@ impl CacheCore {
         }
     }
 
-    /// Frees every object of `objects`. Objects of this CPU's active slab go on its free
-    /// list; a run of objects of another slab is chained and freed with one update of
-    /// that slab (SLUB's detached free lists, for the common case of objects that were
-    /// allocated together).
+    /// Frees every object of `objects` (null entries are skipped), as 6.12's
+    /// `kmem_cache_free_bulk`: from the end of the array, each object and the objects of
+    /// its slab met before the third of another slab are chained (`build_detached_freelist`,
+    /// which moves them to the end of what is left of the array, so the entries come back
+    /// reordered) and freed with one update: onto this CPU's free list if the slab is its
+    /// active slab, else onto the slab's shared list. Each chain counts one free, fast or
+    /// slow, as in 6.12.
     ///
     /// # Safety
     ///
     /// As for [`CacheCore::free`], for each element.
-    pub(crate) unsafe fn free_bulk(&self, objects: &[*mut u8]) {
+    pub(crate) unsafe fn free_bulk(&self, objects: &mut [*mut u8]) {
         if sanitize::ON {
-            for &object in objects {
+            for &object in objects.iter() {
                 // SAFETY: The caller's guarantees, for each element.
                 unsafe { self.free_sanitized(object) };
             }
@@ -368,15 +378,15 @@ impl CacheCore {
     /// # Safety
     ///
     /// As for [`CacheCore::free_bulk`].
-    pub(super) unsafe fn free_bulk_raw(&self, objects: &[*mut u8]) {
+    pub(super) unsafe fn free_bulk_raw(&self, objects: &mut [*mut u8]) {
         if self.is_debug() {
-            for &object in objects {
+            for &object in objects.iter() {
                 self.free_debug(object);
             }
             return;
         }
         if self.init_on_free {
-            for &object in objects {
+            for &object in objects.iter().filter(|o| !o.is_null()) {
                 self.zero(object);
             }
         }
@@ -385,39 +395,58 @@ impl CacheCore {
         // slow path below takes it too (for the CPU's partial list).
         let cp = self.cpu.this_cpu();
         let mut fast = 0u64;
-        let mut i = 0;
-        while i < objects.len() {
-            let first = objects[i];
+        let mut size = objects.len();
+        while size > 0 {
+            size -= 1;
+            let tail = objects[size];
+            if tail.is_null() {
+                continue;
+            }
             // SAFETY: The caller guarantees a live object of this cache.
-            let slab = unsafe { mm::slab_of(first) };
-            i += 1;
+            let slab = unsafe { mm::slab_of(tail) };
+            // SAFETY: See `cp`; no other reference to it is live here.
+            if slab != unsafe { (*cp).slab } && !self.owns(tail) {
+                self.foreign_free(tail);
+                continue;
+            }
+            // SAFETY: The caller owns `tail`, an object of `slab`.
+            unsafe { self.fp.set(tail, ptr::null_mut()) };
+            let (mut head, mut count) = (tail, 1u32);
+            // `objects[same..size]` are chained already; the rest is `objects[..same]`.
+            let mut same = size;
+            let mut lookahead = 3;
+            while size > 0 {
+                size -= 1;
+                let object = objects[size];
+                // SAFETY: As above, for each object.
+                if !object.is_null() && unsafe { mm::slab_of(object) } == slab {
+                    // SAFETY: The caller owns `object`, an object of `slab`.
+                    unsafe { self.fp.set(object, head) };
+                    head = object;
+                    count += 1;
+                    same -= 1;
+                    objects.swap(size, same);
+                    continue;
+                }
+                lookahead -= 1;
+                if lookahead == 0 {
+                    break;
+                }
+            }
+            size = same;
             // SAFETY: See `cp`; no other reference to it is live here.
             let c = unsafe { &mut *cp };
             if slab == c.slab {
-                // SAFETY: The caller owns `first`, an object of the CPU's active slab.
-                unsafe { self.fp.set(first, c.freelist) };
-                c.freelist = first;
+                // SAFETY: The caller owns the chain, objects of the CPU's active slab.
+                unsafe { self.fp.set(tail, c.freelist) };
+                c.freelist = head;
                 fast += 1;
                 continue;
             }
-            if !self.owns(first) {
-                self.foreign_free(first);
-                continue;
-            }
-            // Chain the run of objects of the same slab in front of `first`.
-            let (mut head, mut count) = (first, 1u32);
-            // SAFETY: As above, for each object.
-            while i < objects.len() && unsafe { mm::slab_of(objects[i]) } == slab {
-                // SAFETY: The caller owns `objects[i]`.
-                unsafe { self.fp.set(objects[i], head) };
-                head = objects[i];
-                count += 1;
-                i += 1;
-            }
             self.stat(Stat::FreeSlow);
-            // SAFETY: `head`..`first` chains `count` objects of `slab` owned by the caller;
+            // SAFETY: `head`..`tail` chains `count` objects of `slab` owned by the caller;
             // the slow path takes its own locks (interrupts may already be off).
-            unsafe { self.free_chain(slab, head, first, count) };
+            unsafe { self.free_chain(slab, head, tail, count) };
         }
         // Only if objects went on this CPU's list: then this CPU still has its active
         // slab, so the cache is not being destroyed (destruction flushes every CPU,

@@ -23,6 +23,7 @@ use crate::{
     gfp::Gfp,
     layout::{self, Layout},
     node::{Node, NodeGuard},
+    params::Profile,
     percpu::{possible_cpus, PerCpu},
     sanitize::{self, Quarantine},
     shim::{self, IrqDisabled},
@@ -254,6 +255,9 @@ pub(crate) struct CacheCore {
     /// turns the per-CPU partial lists off.
     cpu_partial: Atomic<u32>,
     walk: Atomic<u32>,
+    /// The [`Profile`] whose defaults the cache took, as `u32` (`Profile::Classic` 0):
+    /// the slow paths read it where classic SLUB and rslub's tuned choices differ.
+    profile: Atomic<u32>,
     /// `Gfp::ZERO` when every allocation is zeroed (`init_on_alloc`), else 0: or'ed into
     /// the caller's flags by the allocation paths. Fixed at creation (a plain load on the
     /// fast path).
@@ -328,11 +332,30 @@ pub(crate) fn check_machine() -> Result {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub(crate) enum RemoteWalk {
-    /// Nodes nearest first, each once, none on a one-node machine (the default).
+    /// Nodes nearest first, each once, none on a one-node machine (the seed thread 003
+    /// fix, never merged; the tuned profile's).
     NodesOnce = 0,
-    /// SLUB before the 2018 fix: the local zonelist zone by zone, so a node with several
+    /// Classic SLUB (6.12 slub.c:2973-2990, the classic profile's): the zonelist of the
+    /// task's policy node (`mempolicy_slab_node()`), zone by zone, so a node with several
     /// zones is looked at several times (the local node too), even on one node.
     Zonelist = 1,
+}
+
+/// `min_partial` of a cache of `size`-byte strides under `profile`: 6.12's
+/// `clamp(ilog2(size) / 2, 5, 10)` (slub.c `set_min_partial()`), or rslub's rule.
+fn default_min_partial(profile: Profile, size: u32) -> u32 {
+    match profile {
+        Profile::Classic => layout::slub_min_partial_for(size),
+        Profile::Tuned => layout::min_partial_for(size),
+    }
+}
+
+/// The remote walk under `profile`: 6.12's zonelist walk, or each node once.
+fn default_walk(profile: Profile) -> RemoteWalk {
+    match profile {
+        Profile::Classic => RemoteWalk::Zonelist,
+        Profile::Tuned => RemoteWalk::NodesOnce,
+    }
 }
 
 /// Objects still allocated when a cache was destroyed.
@@ -368,7 +391,10 @@ impl CacheCore {
         } else {
             layout
         };
-        let min_partial = layout.min_partial(params.min_partial_override());
+        let profile = params.profile();
+        let min_partial = params
+            .min_partial_override()
+            .unwrap_or_else(|| default_min_partial(profile, layout.size));
 
         // SAFETY: `nr_node_ids` is set during boot and never changes afterwards.
         let nr_nodes = unsafe { bindings::nr_node_ids } as usize;
@@ -436,7 +462,8 @@ impl CacheCore {
                 } else {
                     layout::cpu_partial_for(layout.size)
                 }),
-                walk: Atomic::new(RemoteWalk::NodesOnce as u32),
+                walk: Atomic::new(default_walk(profile) as u32),
+                profile: Atomic::new(profile as u32),
                 // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
                 // contents, and so do freed objects of a `TYPESAFE_BY_RCU` cache while
                 // readers may look at them.
@@ -537,6 +564,23 @@ impl CacheCore {
         // A divisor the compiler knows is not zero (the layout has at least one object).
         let per_slab = NonZeroU32::new(self.layout.objects).unwrap_or(NonZeroU32::MIN);
         (self.cpu_partial() * 2 + per_slab.get() - 1) / per_slab
+    }
+
+    /// Whose defaults the cache follows.
+    pub(crate) fn profile(&self) -> Profile {
+        if arch::load_relaxed(&self.profile) == Profile::Tuned as u32 {
+            Profile::Tuned
+        } else {
+            Profile::Classic
+        }
+    }
+
+    /// Switches the cache to `profile`: its behaviour, and its `min_partial` and remote
+    /// walk, which become the profile's defaults.
+    pub(crate) fn set_profile(&self, profile: Profile) {
+        self.profile.store(profile as u32, Relaxed);
+        self.set_min_partial(default_min_partial(profile, self.layout.size));
+        self.set_remote_walk(default_walk(profile));
     }
 
     /// How the remote walk goes.

@@ -15,6 +15,7 @@
 //! goes offline.
 
 use super::{CacheCore, CpuSlab, RemoteWalk, NO_NODE, RATIO_SCALE};
+use crate::params::Profile;
 use crate::{
     gfp::Gfp,
     inject::{inject, Point},
@@ -67,7 +68,10 @@ impl CacheCore {
         // Stage two: unfreeze, putting the private objects in front of the shared ones.
         // SAFETY: `freelist`..`tail` are the caller's private objects of `slab`.
         let (old, new) = unsafe { s.splice(self.fp, freelist, tail, count, Some(false)) };
-        if !old.freelist.is_null() {
+        // Objects other CPUs freed into it meanwhile: it goes to the tail of the node
+        // list, behind the slabs this CPU filled least recently (6.12 slub.c:3123-3131).
+        let to_head = old.freelist.is_null();
+        if !to_head {
             self.stat(Stat::DeactivateRemoteFrees);
         }
         // Stage three: place the slab.
@@ -79,12 +83,16 @@ impl CacheCore {
             // SAFETY: `slab` is on no list and no CPU holds it.
             unsafe { self.discard(slab) };
         } else if !new.freelist.is_null() {
-            self.stat(Stat::DeactivateToHead);
+            self.stat(if to_head {
+                Stat::DeactivateToHead
+            } else {
+                Stat::DeactivateToTail
+            });
             let irq = IrqDisabled::new();
             let mut g = self.lock_node(node, &irq);
             // SAFETY: `slab` is a live slab of this node; a free that raced with stage two
             // saw it unfrozen but off the list and left it to us, so it is on no list.
-            unsafe { g.list().add(slab, true) };
+            unsafe { g.list().add(slab, to_head) };
         } else {
             self.stat(Stat::DeactivateFull);
         }
@@ -112,37 +120,43 @@ impl CacheCore {
         self.stat(Stat::CpuPartialFree);
     }
 
-    /// Takes the first slab of this CPU's partial list if it is on `node` (any for
-    /// `NO_NODE`), frozen, with its free list. Interrupts are off.
+    /// Takes slabs off the head of this CPU's partial list until one is on `node` (any
+    /// for `NO_NODE`) and may serve `gfp`, and returns it frozen, with its free list;
+    /// each slab that may not goes back to its node on the way (6.12 slub.c:3850-3865).
+    /// Interrupts are off.
     pub(super) fn get_cpu_partial(
         &self,
         c: &mut CpuSlab,
         node: i32,
         gfp: Gfp,
     ) -> Option<(*mut Slab, *mut u8)> {
-        let slab = c.partial;
-        if slab.is_null() {
-            return None;
+        loop {
+            let slab = c.partial;
+            if slab.is_null() {
+                return None;
+            }
+            // SAFETY: On this CPU's list (invariant), so live.
+            let s = unsafe { &*slab };
+            // INVARIANT: the first slab leaves the list and the count.
+            // SAFETY: This CPU's list, interrupts off.
+            c.partial = core::mem::replace(unsafe { s.cpu_next() }, ptr::null_mut());
+            c.partial_slabs -= 1;
+            if (node != NO_NODE && s.node != node.unsigned_abs()) || !pfmemalloc_match(s, gfp) {
+                // A list of one slab, ours (off this CPU's list, its link cleared).
+                self.put_partials(slab);
+                continue;
+            }
+            // Not frozen, with free objects (only frees touched it since it was put
+            // there): `take_freelist` freezes it for this CPU and hands them over.
+            let object = s.take_freelist();
+            if object.is_null() {
+                // Cannot happen (objects are only added while it is here); it is full,
+                // so on no list, as a full slab must be.
+                continue;
+            }
+            self.stat(Stat::CpuPartialAlloc);
+            return Some((slab, object));
         }
-        // SAFETY: On this CPU's list (invariant), so live.
-        let s = unsafe { &*slab };
-        if (node != NO_NODE && s.node != node.unsigned_abs()) || !pfmemalloc_match(s, gfp) {
-            return None;
-        }
-        // INVARIANT: the first slab leaves the list and the count.
-        // SAFETY: This CPU's list, interrupts off.
-        c.partial = core::mem::replace(unsafe { s.cpu_next() }, ptr::null_mut());
-        c.partial_slabs -= 1;
-        // Not frozen, with free objects (only frees touched it since it was put there):
-        // `take_freelist` freezes it for this CPU and hands them over.
-        let object = s.take_freelist();
-        if object.is_null() {
-            // Cannot happen (objects are only added while it is here); it is full, so
-            // on no list, as a full slab must be.
-            return None;
-        }
-        self.stat(Stat::CpuPartialAlloc);
-        Some((slab, object))
     }
 
     /// Gives every slab of this CPU's partial list back to its node (`__put_partials`):
@@ -150,8 +164,16 @@ impl CacheCore {
     /// slabs already, to the page allocator. Interrupts are off, or the caller owns the
     /// list (a dead CPU's, destruction).
     pub(super) fn unfreeze_partials(&self, c: &mut CpuSlab) {
-        let mut p = core::mem::replace(&mut c.partial, ptr::null_mut());
+        let p = core::mem::replace(&mut c.partial, ptr::null_mut());
         c.partial_slabs = 0;
+        self.put_partials(p);
+    }
+
+    /// Gives the slabs chained from `p` through their CPU links back to their nodes
+    /// (6.12's `__put_partials`): to the tail of the node's partial list or, empty when
+    /// the node keeps `min_partial` partial slabs already, to the page allocator. The
+    /// caller took the chain off a CPU's partial list (it is ours).
+    fn put_partials(&self, mut p: *mut Slab) {
         let irq = IrqDisabled::new();
         // One lock for a run of slabs of the same node, as SLUB's `__put_partials`.
         let mut locked: Option<(u32, crate::node::NodeGuard<'_>)> = None;
@@ -176,6 +198,7 @@ impl CacheCore {
             // to the node's list is seen there by the next free that empties it.
             let st = s.set_on_cpu_partial(false);
             if st.inuse() == 0 && g.list().len() >= self.min_partial() {
+                self.stat(Stat::DeactivateEmpty);
                 // SAFETY: Empty, not frozen, on no list: nothing refers to it. Pages may
                 // go back under the spinlock.
                 unsafe { self.discard(p) };
@@ -220,9 +243,11 @@ impl CacheCore {
     }
 
     /// Takes the first partial slab of node `nid` that may serve `gfp`, frozen, with its
-    /// free list, and, with the same lock, more such slabs for this CPU's partial list
-    /// until it holds half its limit (`get_partial_node`). A slab of the emergency
-    /// reserves is skipped for a caller not entitled to them (`pfmemalloc_match()`).
+    /// free list, and, with the same lock, up to `cpu_partial_slabs / 2 + 1` more such
+    /// slabs for this CPU's partial list, whatever it holds already, as 6.12's
+    /// `get_partial_node` (slub.c:2913-2930; the list may then exceed its limit until
+    /// the next free drains it). A slab of the emergency reserves is skipped for a
+    /// caller not entitled to them (`pfmemalloc_match()`).
     pub(super) fn get_partial_node(
         &self,
         c: &mut CpuSlab,
@@ -242,11 +267,13 @@ impl CacheCore {
         // of which are on its shared list: `take_freelist` returns them and freezes it.
         let object = unsafe { (*slab).take_freelist() };
         debug_assert!(!object.is_null());
-        let keep = self.cpu_partial_slabs() / 2;
-        while c.partial_slabs < keep {
+        let limit = self.cpu_partial_slabs();
+        let mut moved = 0;
+        while limit != 0 && moved <= limit / 2 {
             let Some(more) = g.list().find(|s| pfmemalloc_match(s, gfp)) else {
                 break;
             };
+            moved += 1;
             // INVARIANT: off the node list, not frozen, with free objects: onto this
             // CPU's list, marked so (a free that empties it then leaves it there).
             // SAFETY: On this node's list, lock held; then on no list, its link ours.
@@ -263,11 +290,15 @@ impl CacheCore {
         Some((slab, object))
     }
 
-    /// Looks for a partial slab on the other nodes, nearest first, each node once
-    /// (`get_any_partial`; seed thread 003). Skipped when the machine has one node, and,
-    /// as in SLUB, on a share of calls set by `remote_node_defrag_ratio`; a node is only
-    /// locked when it has more than `min_partial` partial slabs. With
-    /// [`RemoteWalk::Zonelist`] it walks as SLUB did before the fix, for comparison.
+    /// Looks for a partial slab on other nodes (`get_any_partial`), on a share of calls
+    /// set by `remote_node_defrag_ratio`, and only on nodes that hold more than
+    /// `min_partial` partial slabs and that the task's cpuset allows:
+    /// - [`RemoteWalk::Zonelist`] (the classic profile): 6.12's walk, zone by zone
+    ///   through the zonelist of the task's policy node (`mempolicy_slab_node()`), the
+    ///   local node included, also on one node, again if the task's cpuset changed
+    ///   meanwhile (6.12 slub.c:2973-2990);
+    /// - [`RemoteWalk::NodesOnce`] (tuned): each other node than `local` (tried
+    ///   already) once, nearest first, none on one node (seed thread 003).
     pub(super) fn get_any_partial(
         &self,
         c: &mut CpuSlab,
@@ -280,32 +311,46 @@ impl CacheCore {
             return None;
         }
         let ratio = self.remote_node_defrag_ratio();
-        // SLUB draws with `get_cycles() % 1024`; a time-stamp counter sampled by a loop of
+        // 6.12 draws with `get_cycles() % 1024`. A time-stamp counter sampled by a loop of
         // regular period is not uniform modulo 1024 (under QEMU a test saw 114 walks in
-        // 399 at ratio 512), so the draw comes from the CRNG, which makes the ratio the
-        // probability it is documented as.
-        if ratio == 0 || shim::random_u32() % RATIO_SCALE > ratio {
+        // 399 at ratio 512), so the tuned profile draws from the CRNG, which makes the
+        // ratio the probability it is documented as.
+        let draw = match self.profile() {
+            Profile::Classic => (shim::get_cycles() % u64::from(RATIO_SCALE)) as u32,
+            Profile::Tuned => shim::random_u32() % RATIO_SCALE,
+        };
+        if ratio == 0 || draw > ratio {
             self.stat(Stat::RemoteWalkSkipped);
             return None;
         }
         self.stat(Stat::RemoteWalk);
         let min_partial = self.min_partial();
-        let order = match walk {
-            RemoteWalk::NodesOnce => &self.near,
-            RemoteWalk::Zonelist => &self.zonelist,
-        };
-        for &nid in order.get(local as usize)?.iter() {
-            inject!(self, Point::RemoteNode(u32::from(nid)));
-            self.stat(Stat::RemoteNodesTried);
-            self.stat(Stat::NodesTried);
-            if self.node(u32::from(nid)).nr_partial() > min_partial {
-                if let Some(r) = self.get_partial_node(c, u32::from(nid), gfp, irq) {
-                    self.stat(Stat::RefillRemotePartial);
-                    return Some(r);
+        loop {
+            let seq = shim::mems_allowed_begin();
+            let order = match walk {
+                RemoteWalk::NodesOnce => self.near.get(local as usize)?,
+                RemoteWalk::Zonelist => {
+                    let start = shim::mempolicy_slab_node();
+                    self.zonelist.get(start.unsigned_abs() as usize)?
+                }
+            };
+            for &nid in order.iter() {
+                inject!(self, Point::RemoteNode(u32::from(nid)));
+                self.stat(Stat::RemoteNodesTried);
+                self.stat(Stat::NodesTried);
+                if self.node(u32::from(nid)).nr_partial() > min_partial
+                    && shim::cpuset_node_allowed(i32::from(nid), gfp.raw())
+                {
+                    if let Some(r) = self.get_partial_node(c, u32::from(nid), gfp, irq) {
+                        self.stat(Stat::RefillRemotePartial);
+                        return Some(r);
+                    }
                 }
             }
+            if walk == RemoteWalk::NodesOnce || !shim::mems_allowed_retry(seq) {
+                return None;
+            }
         }
-        None
     }
 
     /// Gives an empty slab back to the page allocator: at once, or for a

@@ -12,7 +12,15 @@ use crate::{
     shim::{self, IrqDisabled},
     stats::Stat,
 };
+use crate::slab::Slab;
+use core::ptr;
 use kernel::cpu::CpuId;
+#[cfg(rslub_inject)]
+use kernel::prelude::*;
+
+/// `kmem_cache_shrink` moves partial slabs with up to this many free objects to the head
+/// of their node's list (6.12's `SHRINK_PROMOTE_MAX`).
+pub(crate) const SHRINK_PROMOTE_MAX: usize = 32;
 
 impl CacheCore {
     /// Gives a CPU's active slab and partial list back to the nodes. Interrupts are off
@@ -31,6 +39,29 @@ impl CacheCore {
         let _irq = IrqDisabled::new();
         // SAFETY: Interrupts are off: this CPU's copy is ours.
         self.flush_cpu(unsafe { &mut *self.cpu.this_cpu() });
+    }
+
+    /// [`CacheCore::flush_this_cpu`] for the suites, which pin themselves to the CPU.
+    #[cfg(rslub_inject)]
+    pub(crate) fn flush_current_cpu(&self) {
+        self.flush_this_cpu();
+    }
+
+    /// The slabs on node `nid`'s partial list, head first, as addresses (for the suites,
+    /// which compare the order with 6.12's).
+    #[cfg(rslub_inject)]
+    pub(crate) fn partial_order(&self, nid: u32) -> Result<KVec<usize>> {
+        let mut v = KVec::new();
+        let irq = IrqDisabled::new();
+        let mut g = self.lock_node(self.node(nid), &irq);
+        let mut p = g.list().first();
+        while let Some(slab) = p {
+            v.push(slab as usize, kernel::alloc::flags::GFP_ATOMIC)?;
+            // SAFETY: On this list, lock held.
+            let next = unsafe { (*slab).links().next };
+            p = (!next.is_null()).then_some(next);
+        }
+        Ok(v)
     }
 
     /// Gives `cpu`'s active slab and partial list back (CPU hotplug: `cpu` went offline).
@@ -52,11 +83,19 @@ impl CacheCore {
     /// allocated: per node, its objects less the free ones of the partial slabs it keeps,
     /// counted under the node lock, which every free that moves a slab between lists or
     /// gives one back holds from its update to its end.
-    fn sweep_empty(&self, keep: u32, max_pages: u64, free: bool) -> (u64, u64) {
+    ///
+    /// With `promote` (`kmem_cache_shrink`), the partial slabs with the fewest free
+    /// objects, up to [`SHRINK_PROMOTE_MAX`], move to the head of the list, fewest
+    /// first, so that allocations fill them before the others (6.12's
+    /// `__kmem_cache_do_shrink`, slub.c:5779-5835).
+    fn sweep_empty(&self, keep: u32, max_pages: u64, free: bool, promote: bool) -> (u64, u64) {
         let (mut pages, mut live) = (0u64, 0u64);
         for node in self.nodes.iter() {
             let irq = IrqDisabled::new();
             let mut g = self.lock_node(node, &irq);
+            // Per count of free objects, the slabs taken off the list to go back at its
+            // head, chained through their list links in the order met.
+            let mut promoted = [(ptr::null_mut::<Slab>(), ptr::null_mut::<Slab>()); SHRINK_PROMOTE_MAX];
             let mut free_objects = 0i64;
             // Partial slabs left once the ones counted so far are gone.
             let mut left = g.list().len();
@@ -81,9 +120,39 @@ impl CacheCore {
                         }
                     }
                 } else {
-                    free_objects += i64::from(objects - st.inuse());
+                    let free_here = objects - st.inuse();
+                    free_objects += i64::from(free_here);
+                    if promote && (1..=SHRINK_PROMOTE_MAX as u32).contains(&free_here) {
+                        let (head, tail) = &mut promoted[free_here as usize - 1];
+                        // SAFETY: On this list, lock held; then off it, its links ours
+                        // until it goes back below.
+                        unsafe {
+                            g.list().remove(slab);
+                            if tail.is_null() {
+                                *head = slab;
+                            } else {
+                                (**tail).links().next = slab;
+                            }
+                        }
+                        *tail = slab;
+                    }
                 }
                 p = (!next.is_null()).then_some(next);
+            }
+            // Back at the head: the slabs with one free object first, each run in the
+            // reverse of the order met, as 6.12's `list_move()` and `list_splice()` leave
+            // them.
+            for &(head, _) in promoted.iter().rev() {
+                let mut q = head;
+                while !q.is_null() {
+                    // SAFETY: Taken off this list above, lock still held; `next` read
+                    // before `add` rewrites the links.
+                    unsafe {
+                        let next = (*q).links().next;
+                        g.list().add(q, true);
+                        q = next;
+                    }
+                }
             }
             live += (node.total_objects() - free_objects).max(0) as u64;
         }
@@ -93,12 +162,12 @@ impl CacheCore {
     /// Gives every empty partial slab back to the page allocator; returns the objects
     /// still allocated (see [`CacheCore::sweep_empty`]).
     pub(super) fn discard_empty_partials(&self) -> u64 {
-        self.sweep_empty(0, u64::MAX, true).1
+        self.sweep_empty(0, u64::MAX, true, false).1
     }
 
     /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
     pub(crate) fn reclaimable_pages(&self) -> u64 {
-        let pages = self.sweep_empty(self.min_partial(), u64::MAX, false).0;
+        let pages = self.sweep_empty(self.min_partial(), u64::MAX, false, false).0;
         // Quarantined objects may hold slabs that would be empty: at least a page, so
         // that the shrinker calls `shrink_empty`, which gives them back first.
         if self.quarantined() != 0 {
@@ -113,7 +182,7 @@ impl CacheCore {
     /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
     pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
         self.drain_quarantine();
-        let (pages, _) = self.sweep_empty(self.min_partial(), max_pages, true);
+        let (pages, _) = self.sweep_empty(self.min_partial(), max_pages, true, false);
         // SAFETY: Per-cpu counter of this cache.
         unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
         pages
@@ -125,7 +194,7 @@ impl CacheCore {
     pub(crate) fn shrink(&self) {
         self.drain_quarantine();
         shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| self.flush_this_cpu());
-        self.discard_empty_partials();
+        self.sweep_empty(0, u64::MAX, true, true);
     }
 
     /// Flushes every CPU's active slab, gives every empty slab back, and returns how many

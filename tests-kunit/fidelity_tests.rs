@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_fidelity`: scripted sequences of allocations and frees on one CPU
+//! under the classic profile, whose counters and list moves must be exactly those of
+//! classic SLUB 6.12 (mm/slub.c of 6.12.117; every expected value below is derived by
+//! hand from the 6.12 code named beside it). Each step is one that rslub once did
+//! differently (`Documentation/design.rst`, "Fidelity to classic SLUB"): the count of
+//! slabs a node refill moves to the CPU, deactivation to the tail after remote frees,
+//! `min_partial` counting the emptied slab itself, shrink's promotion of the fullest
+//! slabs, bulk free's look-ahead, a CPU-partial slab of the wrong node, any node id.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_fidelity)]
+mod tests {
+    use crate::{
+        cache::NO_NODE,
+        common::{alloc_n, args, free, have_two_cpus, other_memory_node, pin, unpin},
+        gfp::Gfp,
+        mm,
+        params::{Params, Profile, RawParams},
+        registry::Cache,
+        shim,
+        stats::{Stat, Stats},
+        test_shim::skip,
+    };
+    use kernel::prelude::*;
+
+    /// The slab of object `p`, as an address.
+    fn slab(p: usize) -> usize {
+        // SAFETY: The suites pass live objects of rslub caches.
+        unsafe { mm::slab_of(p as *const u8) as usize }
+    }
+
+    /// Asserts that `d` holds `want`'s values for those counters.
+    #[track_caller]
+    fn expect(d: &Stats, want: &[(Stat, u64)]) {
+        for &(s, v) in want {
+            assert_eq!((s.file_str(), d.get(s)), (s.file_str(), v));
+        }
+    }
+
+    /// The whole life of five slabs on one CPU, step by step as 6.12 runs it. `S0`..`S4`
+    /// are the slabs in the order they were made.
+    #[test]
+    fn a_scripted_sequence_counts_and_moves_as_6_12() {
+        if !have_two_cpus() {
+            // Step 8 frees from a second CPU (a remote free into CPU 0's active slab).
+            return skip(c"needs two CPUs");
+        }
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_fidelity", 256)).expect("cache");
+        assert_eq!(c.profile(), Profile::Classic);
+        let per = c.layout().objects as usize;
+        // The script frees up to 4 objects of one slab.
+        assert!(per >= 8);
+        // `cpu_partial_slabs` 2: `DIV_ROUND_UP(per * 2, per)` (slub.c:609-623).
+        c.set_cpu_partial(per as u32);
+        assert_eq!(c.cpu_partial_slabs(), 2);
+        let nid = shim::numa_mem_id().unsigned_abs();
+
+        // 1. 5 * per allocations: each slab's first object takes the slow path and a new
+        //    slab (`___slab_alloc`: ALLOC_SLOWPATH, ALLOC_SLAB), the CPU's exhausted slab
+        //    is let go without a list (`get_freelist()` empty: DEACTIVATE_BYPASS, 4
+        //    times), the others are fast.
+        let t = c.stats();
+        let objs = alloc_n(&c, 5 * per, NO_NODE);
+        let s: [usize; 5] = core::array::from_fn(|k| slab(objs[k * per]));
+        for k in 0..5 {
+            assert!(objs[k * per..(k + 1) * per].iter().all(|&p| slab(p) == s[k]));
+        }
+        let d = c.stats().since(&t);
+        expect(
+            &d,
+            &[
+                (Stat::AllocSlow, 5),
+                (Stat::NewSlab, 5),
+                (Stat::DeactivateBypass, 4),
+                (Stat::AllocFast, 5 * per as u64 - 5),
+            ],
+        );
+        let mut freed = KVec::from_elem(false, 5 * per, GFP_KERNEL).expect("memory");
+        let put = |i: usize, freed: &mut KVec<bool>| {
+            free(&c, objs[i]);
+            freed[i] = true;
+        };
+
+        // 2-5. One object of each of S0..S3: each was full, so `__slab_free` puts it on
+        //      the CPU's list (CPU_PARTIAL_FREE, slub.c:4550-4557). The third finds the
+        //      list at its limit, 2 slabs: `put_cpu_partial(drain)` gives [S1, S0] to the
+        //      node, each to the tail (`__put_partials`: FREE_ADD_PARTIAL, then
+        //      CPU_PARTIAL_DRAIN).
+        let t = c.stats();
+        for k in 0..4 {
+            put(k * per, &mut freed);
+        }
+        let d = c.stats().since(&t);
+        expect(
+            &d,
+            &[
+                (Stat::FreeSlow, 4),
+                (Stat::CpuPartialFree, 4),
+                (Stat::CpuPartialDrain, 1),
+                (Stat::FreeAddPartial, 2),
+            ],
+        );
+        assert_eq!(&c.partial_order(nid).expect("memory")[..], &[s[1], s[0]]);
+
+        // 6. Flush (`flush_cpu_slab`): S4, full, goes to no list (CPUSLAB_FLUSH,
+        //    DEACTIVATE_FULL), then the CPU's list [S3, S2] to the tail of the node's.
+        let t = c.stats();
+        c.flush_current_cpu();
+        let d = c.stats().since(&t);
+        expect(
+            &d,
+            &[
+                (Stat::CpuSlabFlush, 1),
+                (Stat::DeactivateFull, 1),
+                (Stat::FreeAddPartial, 2),
+            ],
+        );
+        assert_eq!(
+            &c.partial_order(nid).expect("memory")[..],
+            &[s[1], s[0], s[3], s[2]]
+        );
+
+        // 7. One allocation: `get_partial_node` takes S1 to allocate from
+        //    (ALLOC_FROM_PARTIAL) and then `cpu_partial_slabs / 2 + 1` = 2 more, S0 and
+        //    S3, for the CPU's list (CPU_PARTIAL_NODE each, slub.c:2913-2930).
+        let t = c.stats();
+        let x = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        let d = c.stats().since(&t);
+        assert_eq!(x, objs[per]);
+        freed[per] = false;
+        expect(
+            &d,
+            &[
+                (Stat::AllocSlow, 1),
+                (Stat::AllocFromPartial, 1),
+                (Stat::CpuPartialNode, 2),
+            ],
+        );
+        assert_eq!(&c.partial_order(nid).expect("memory")[..], &[s[2]]);
+
+        // 8. From CPU 1, a free into S1, CPU 0's active slab: frozen, so no list moves
+        //    (FREE_SLOWPATH, FREE_FROZEN).
+        pin(1);
+        let t = c.stats();
+        put(per + 1, &mut freed);
+        let d = c.stats().since(&t);
+        expect(&d, &[(Stat::FreeSlow, 1), (Stat::FreeFrozen, 1)]);
+        pin(0);
+
+        // 9. Flush: S1 has an object another CPU freed, so `deactivate_slab` puts it at
+        //    the tail (DEACTIVATE_REMOTE_FREES, DEACTIVATE_TO_TAIL, slub.c:3123-3131);
+        //    then the CPU's list [S3, S0] follows it.
+        let t = c.stats();
+        c.flush_current_cpu();
+        let d = c.stats().since(&t);
+        expect(
+            &d,
+            &[
+                (Stat::CpuSlabFlush, 1),
+                (Stat::DeactivateRemoteFrees, 1),
+                (Stat::DeactivateToTail, 1),
+                (Stat::DeactivateToHead, 0),
+                (Stat::FreeAddPartial, 2),
+            ],
+        );
+        assert_eq!(
+            &c.partial_order(nid).expect("memory")[..],
+            &[s[2], s[1], s[3], s[0]]
+        );
+
+        // 10. With `min_partial` 4, S2's last objects: the last free empties it on a node
+        //     list of 4 slabs counting itself, 4 >= 4 (slub.c:4571): it goes back
+        //     (FREE_REMOVE_PARTIAL, FREE_SLAB).
+        c.set_min_partial(4);
+        let t = c.stats();
+        for i in 2 * per + 1..3 * per {
+            put(i, &mut freed);
+        }
+        let d = c.stats().since(&t);
+        expect(
+            &d,
+            &[
+                (Stat::FreeSlow, per as u64 - 1),
+                (Stat::FreeRemovePartial, 1),
+                (Stat::SlabFreed, 1),
+                (Stat::FreeAddPartial, 0),
+            ],
+        );
+        assert_eq!(
+            &c.partial_order(nid).expect("memory")[..],
+            &[s[1], s[3], s[0]]
+        );
+
+        // 11. Two more of S3 free (3 free now; S1 and S0 have 1 each). Shrink moves the
+        //     slabs with at most 32 free objects to the head, fewest free first, each
+        //     run in the reverse of the list's order (`__kmem_cache_do_shrink`,
+        //     slub.c:5779-5835): [S0, S1] (1 free), then [S3] (3 free).
+        put(3 * per + 1, &mut freed);
+        put(3 * per + 2, &mut freed);
+        c.shrink();
+        assert_eq!(
+            &c.partial_order(nid).expect("memory")[..],
+            &[s[0], s[1], s[3]]
+        );
+
+        // 12. A bulk free of [S0, S1, S0, S1, S0] objects: from the end, S0's three are
+        //     chained past S1's (`build_detached_freelist` looks 3 objects ahead), then
+        //     S1's two: two updates, two slow frees (slub.c:4862-4918).
+        let mut bulk = [
+            objs[1],
+            objs[per + 2],
+            objs[2],
+            objs[per + 3],
+            objs[3],
+        ]
+        .map(|p| p as *mut u8);
+        let t = c.stats();
+        // SAFETY: Live objects of `c`, freed once here.
+        unsafe { c.free_bulk(&mut bulk) };
+        for i in [1, per + 2, 2, per + 3, 3] {
+            freed[i] = true;
+        }
+        let d = c.stats().since(&t);
+        expect(&d, &[(Stat::FreeSlow, 2), (Stat::FreeFast, 0)]);
+        assert_eq!(
+            &c.partial_order(nid).expect("memory")[..],
+            &[s[0], s[1], s[3]]
+        );
+
+        for (i, &p) in objs.iter().enumerate() {
+            if !freed[i] {
+                free(&c, p);
+            }
+        }
+        unpin();
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A slab of another node on the CPU's list goes back to its node when an allocation
+    /// for this node meets it, and the search goes on (slub.c:3850-3865).
+    #[test]
+    fn a_cpu_partial_slab_of_another_node_goes_back_to_it() {
+        pin(0);
+        let local = shim::numa_mem_id().unsigned_abs();
+        let Some(other) = other_memory_node(local) else {
+            unpin();
+            return skip(c"needs a second node with memory");
+        };
+        let c = Cache::create(&args(c"rslub_test_fidelity_node", 256)).expect("cache");
+        let per = c.layout().objects as usize;
+        // S0 full, S1 the CPU's active slab, both of the other node.
+        let objs = alloc_n(&c, 2 * per, other as i32);
+        // S0 onto the CPU's list.
+        free(&c, objs[0]);
+        assert_eq!(c.node_counts(other).2, 0);
+        let t = c.stats();
+        let x = c.alloc_node(Gfp::KERNEL, local as i32).expect("object");
+        let d = c.stats().since(&t);
+        // The active slab of the other node is deactivated (ALLOC_NODE_MISMATCH,
+        // DEACTIVATE_FULL), S0 goes back to the other node's list, and a new slab of
+        // this node serves.
+        expect(
+            &d,
+            &[
+                (Stat::NodeMismatch, 1),
+                (Stat::DeactivateFull, 1),
+                (Stat::CpuPartialAlloc, 0),
+                (Stat::FreeAddPartial, 1),
+                (Stat::NewSlab, 1),
+            ],
+        );
+        assert_eq!(c.node_counts(other).2, 1);
+        assert_eq!(crate::test_shim::node_of(x.as_ptr() as usize), local);
+        // SAFETY: Allocated just above, freed once.
+        unsafe { c.free(x) };
+        for &p in &objs[1..] {
+            free(&c, p);
+        }
+        unpin();
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A node id that is no node with memory is no constraint (slub.c:3756-3763).
+    #[test]
+    fn any_node_id_is_served() {
+        let c = Cache::create(&args(c"rslub_test_fidelity_any", 64)).expect("cache");
+        // SAFETY: `nr_node_ids` is set during boot and never changes afterwards.
+        let beyond = unsafe { kernel::bindings::nr_node_ids } as i32;
+        for node in [beyond, beyond + 100, -7] {
+            let p = c.alloc_node(Gfp::KERNEL, node).expect("object");
+            // SAFETY: Allocated just above, freed once.
+            unsafe { c.free(p) };
+        }
+        assert!(c.destroy().is_ok());
+    }
+
+    /// The profile sets `min_partial`, the remote walk and the empty-slab rule: classic
+    /// by default (6.12's `clamp(ilog2(size) / 2, 5, 10)` and zonelist walk), tuned on
+    /// request or by switching a cache.
+    #[test]
+    fn the_profile_sets_the_defaults() {
+        use crate::{cache::RemoteWalk, layout};
+        let c = Cache::create(&args(c"rslub_test_fidelity_classic", 4096)).expect("cache");
+        assert_eq!(c.profile(), Profile::Classic);
+        assert_eq!(c.min_partial(), 6);
+        assert_eq!(c.remote_walk(), RemoteWalk::Zonelist);
+        c.set_profile(Profile::Tuned);
+        assert_eq!(c.min_partial(), layout::min_partial_for(4096));
+        assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
+        assert!(c.destroy().is_ok());
+
+        let tuned = Params::new(RawParams::DEFAULT)
+            .expect("params")
+            .with_profile(Profile::Tuned);
+        let args = args(c"rslub_test_fidelity_tuned", 4096);
+        let c = Cache::create_with(&args, Some(tuned)).expect("cache");
+        assert_eq!(c.profile(), Profile::Tuned);
+        assert_eq!(c.min_partial(), 10);
+        assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
+        assert!(c.destroy().is_ok());
+        assert_eq!(Profile::parse(b"tuned"), Ok(Profile::Tuned));
+        assert_eq!(Profile::parse(b"classic"), Ok(Profile::Classic));
+        assert!(Profile::parse(b"fast").is_err());
+    }
+
+    /// Under the tuned profile an emptied slab on the node list is kept until the node
+    /// holds `min_partial` slabs besides it; under the classic one it counts itself.
+    #[test]
+    fn the_empty_slab_rule_follows_the_profile() {
+        for (profile, kept) in [(Profile::Classic, false), (Profile::Tuned, true)] {
+            pin(0);
+            let nid = shim::numa_mem_id().unsigned_abs();
+            let c = Cache::create(&args(c"rslub_test_fidelity_empty", 256)).expect("cache");
+            c.set_profile(profile);
+            c.set_cpu_partial(0);
+            let per = c.layout().objects as usize;
+            // S0, S1 full, S2 the CPU's; one object of S0 and S1 freed: both on the node
+            // list (no CPU lists).
+            let objs = alloc_n(&c, 3 * per, NO_NODE);
+            free(&c, objs[0]);
+            free(&c, objs[per]);
+            assert_eq!(c.node_counts(nid).2, 2);
+            c.set_min_partial(2);
+            let t = c.stats();
+            for &p in &objs[1..per] {
+                free(&c, p);
+            }
+            let d = c.stats().since(&t);
+            assert_eq!(d.get(Stat::SlabFreed), u64::from(!kept));
+            assert_eq!(c.node_counts(nid).2, if kept { 2 } else { 1 });
+            for &p in &objs[per + 1..] {
+                free(&c, p);
+            }
+            unpin();
+            assert!(c.destroy().is_ok());
+        }
+    }
+}
