@@ -11,7 +11,10 @@
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
 #                figures into Documentation/benchmarks*; PART=whole: only the
-#                whole-system workloads (Documentation/benchmarks_whole.rst)
+#                whole-system workloads (Documentation/benchmarks_whole.rst);
+#                PART=fidelity: only sheaves 7.3, classic SLUB 6.12 (built once, cached)
+#                and rslub under each profile, side by side
+#                WORKLOADS= (bench: the 2-node boots' workloads, all by default)
 #   make setup   install tools, fetch the kernel source, build the test kernel
 #   make / make modules   build the modules (rslub.ko, its KUnit, benchmark and sample
 #                modules) against the test kernel, or KDIR=, into the cache folder
@@ -27,7 +30,7 @@
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE PART SWEEP
+export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE PART SWEEP WORKLOADS
 
 .PHONY: all setup kernel modules modules_install test stress run shell coverage check bench clean
 all: modules

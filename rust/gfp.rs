@@ -67,6 +67,9 @@ impl Gfp {
     pub(crate) const THISNODE: u32 = bit(bindings::___GFP_THISNODE_BIT);
     /// `__GFP_ACCOUNT`.
     pub(crate) const ACCOUNT: u32 = bit(bindings::___GFP_ACCOUNT_BIT);
+    /// `__GFP_RECLAIMABLE`: pages from reclaimable page blocks (the slabs of a
+    /// `SLAB_RECLAIM_ACCOUNT` cache, as 6.12's `s->allocflags`).
+    pub(crate) const RECLAIMABLE: u32 = bit(bindings::___GFP_RECLAIMABLE_BIT);
     /// `__GFP_HARDWALL`: only the task's cpuset's nodes.
     pub(crate) const HARDWALL: u32 = bit(bindings::___GFP_HARDWALL_BIT);
     /// `__GFP_COMP`: a compound page.

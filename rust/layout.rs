@@ -37,8 +37,12 @@ pub(crate) const DEBUG_FLAGS: u32 = SANITY | RED_ZONE | POISON | STORE_USER;
 /// allocator only after one, and the free pointer does not overwrite the object's
 /// contents unless the cache says where it may (`CacheArgs::freeptr_offset`).
 pub(crate) const TYPESAFE_BY_RCU: u32 = 1 << 5;
+/// Cache creation flag: the cache's slabs count as reclaimable slab memory and come
+/// from reclaimable page blocks (`SLAB_RECLAIM_ACCOUNT`: 6.12 accounts them as
+/// `NR_SLAB_RECLAIMABLE_B` and allocates them with `__GFP_RECLAIMABLE`).
+pub(crate) const RECLAIM_ACCOUNT: u32 = 1 << 6;
 /// All flags `create` accepts.
-pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN | DEBUG_FLAGS | TYPESAFE_BY_RCU;
+pub(crate) const VALID_FLAGS: u32 = HWCACHE_ALIGN | DEBUG_FLAGS | TYPESAFE_BY_RCU | RECLAIM_ACCOUNT;
 /// Bytes of one owner record ([`crate::debug::Track`]); a `U` cache keeps two per object.
 pub(crate) const TRACK_SIZE: u32 = 64;
 
@@ -176,6 +180,8 @@ pub(crate) struct Layout {
     pub(crate) hwcache_align: bool,
     /// Whether freed objects stay readable for a grace period ([`TYPESAFE_BY_RCU`]).
     pub(crate) typesafe_by_rcu: bool,
+    /// Whether the slabs are reclaimable slab memory ([`RECLAIM_ACCOUNT`]).
+    pub(crate) reclaim_account: bool,
 }
 
 /// The order of a slab of objects of `size` bytes, and how many it holds: `EINVAL` if no
@@ -283,6 +289,7 @@ impl Layout {
             track_offset,
             hwcache_align: flags & HWCACHE_ALIGN != 0,
             typesafe_by_rcu,
+            reclaim_account: flags & RECLAIM_ACCOUNT != 0,
         })
     }
 

@@ -36,6 +36,10 @@ pub(crate) struct SlabPages {
     /// allocator's next user may overwrite. Kept here, in what would be padding, so
     /// that a slab's metadata stays 96 bytes (not 128).
     pfmemalloc: bool,
+    /// Whether the pages count as reclaimable slab (`NR_SLAB_RECLAIMABLE_B`) rather than
+    /// unreclaimable in their node's statistics, from when they are allocated until they
+    /// are freed. Also in what would be padding.
+    reclaimable: bool,
 }
 
 // SAFETY: The pages are plain memory owned by whoever owns this value; nothing ties them
@@ -47,7 +51,9 @@ impl SlabPages {
     /// (`NUMA_NO_NODE`: where the task's memory policy says, as 6.12's
     /// `alloc_slab_page()`). See [`crate::gfp`] for the flags each attempt
     /// gets.
-    pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32) -> Option<Self> {
+    /// The pages count as slab in their node's statistics while they live, reclaimable
+    /// if `reclaimable` (a `SLAB_RECLAIM_ACCOUNT` cache's).
+    pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32, reclaimable: bool) -> Option<Self> {
         let page = loop {
             let page = NonNull::new(shim::alloc_slab_pages(node, gfp.raw(), order))?;
             // SAFETY: The first page of a block just allocated, not freed.
@@ -63,6 +69,7 @@ impl SlabPages {
             unsafe { bindings::__free_pages(page.as_ptr(), order) };
         };
         let addr = shim::page_address(page);
+        shim::account_slab(page, order, reclaimable, 1);
         // INVARIANT: `page` was just allocated with `order` and frozen; `addr` is its
         // address.
         Some(Self {
@@ -70,6 +77,7 @@ impl SlabPages {
             addr,
             order,
             pfmemalloc: shim::page_is_pfmemalloc(page),
+            reclaimable,
         })
     }
 
@@ -88,12 +96,14 @@ impl SlabPages {
             kernel::processor::cpu_relax();
         }
         let addr = shim::page_address(page);
+        shim::account_slab(page, order, false, 1);
         // INVARIANT: the caller gives up `page`, the first of `2^order` pages, frozen.
         Self {
             page,
             addr,
             order,
             pfmemalloc: shim::page_is_pfmemalloc(page),
+            reclaimable: false,
         }
     }
 
@@ -145,6 +155,7 @@ impl SlabPages {
 impl Drop for SlabPages {
     fn drop(&mut self) {
         self.set_owner(core::ptr::null(), core::ptr::null());
+        shim::account_slab(self.page, self.order, self.reclaimable, -1);
         // SAFETY: By the type invariant `page` is frozen by `shim::page_freeze` and not
         // unfrozen since.
         unsafe { shim::page_unfreeze(self.page) };

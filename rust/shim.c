@@ -131,6 +131,19 @@ void rslub_page_unfreeze(struct page *page)
 	page_ref_inc(page);
 }
 
+/*
+ * A slab's pages in the node's slab statistics (6.12's account_slab() and
+ * unaccount_slab(): NR_SLAB_RECLAIMABLE_B for a SLAB_RECLAIM_ACCOUNT cache, else
+ * NR_SLAB_UNRECLAIMABLE_B), so that /proc/meminfo's Slab: and reclaim's heuristics see
+ * them. @sign is 1 when the slab is made, -1 when it goes.
+ */
+void rslub_account_slab(struct page *page, unsigned int order, bool reclaimable, int sign)
+{
+	mod_node_page_state(page_pgdat(page),
+			    reclaimable ? NR_SLAB_RECLAIMABLE_B : NR_SLAB_UNRECLAIMABLE_B,
+			    sign * (long)(PAGE_SIZE << order));
+}
+
 int rslub_page_to_nid(const struct page *page)
 {
 	return page_to_nid(page);

@@ -49,6 +49,7 @@ void rslub_hotplug_exit(void);
 void rslub_run_on_each_cpu(void (*fn)(void *), void *arg);
 int rslub_zonelist_nodes(int nid, u16 *out, int max);
 int rslub_mempolicy_slab_node(void);
+void rslub_account_slab(struct page *page, unsigned int order, bool reclaimable, int sign);
 bool rslub_cpuset_node_allowed(int nid, unsigned int gfp);
 unsigned int rslub_mems_allowed_begin(void);
 bool rslub_mems_allowed_retry(unsigned int seq);

@@ -45,15 +45,17 @@ mod ffi {
         pub(super) fn rslub_kmemleak_ignore_percpu(addr: *const c_void);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
         pub(super) fn rslub_mempolicy_slab_node() -> i32;
+        pub(super) fn rslub_account_slab(
+            page: *mut c_void,
+            order: u32,
+            reclaimable: bool,
+            sign: i32,
+        );
         pub(super) fn rslub_cpuset_node_allowed(nid: i32, gfp: u32) -> bool;
         pub(super) fn rslub_mems_allowed_begin() -> u32;
         pub(super) fn rslub_mems_allowed_retry(seq: u32) -> bool;
         pub(super) fn rslub_get_cycles() -> u64;
-        pub(super) fn rslub_alloc_slab_pages(
-            node: i32,
-            gfp: u32,
-            order: u32,
-        ) -> *mut c_void;
+        pub(super) fn rslub_alloc_slab_pages(node: i32, gfp: u32, order: u32) -> *mut c_void;
         pub(super) fn rslub_shim_init(meta_size: u32, meta_align: u32) -> i32;
         pub(super) fn rslub_meta_alloc(gfp: u32, node: i32) -> *mut c_void;
         pub(super) fn rslub_meta_free(p: *mut c_void);
@@ -151,6 +153,19 @@ pub(crate) fn mems_allowed_begin() -> u32 {
 pub(crate) fn mems_allowed_retry(seq: u32) -> bool {
     // SAFETY: As for [`mems_allowed_begin`].
     unsafe { ffi::rslub_mems_allowed_retry(seq) }
+}
+
+/// Adds (`sign` 1) or removes (-1) the `2^order` pages at `page` to or from their node's
+/// slab statistics, reclaimable or not (6.12's `account_slab()`).
+pub(crate) fn account_slab(
+    page: NonNull<bindings::page>,
+    order: u32,
+    reclaimable: bool,
+    sign: i32,
+) {
+    // SAFETY: `page` is a valid `struct page` (a non-null pointer to a block the caller
+    // holds); the node's counters take any value.
+    unsafe { ffi::rslub_account_slab(page.as_ptr().cast(), order, reclaimable, sign) }
 }
 
 /// The time-stamp counter (`get_cycles()`).

@@ -22,11 +22,13 @@ export CPUS
 # checks, not the allocators. VARIANT=distro measures what the hooks and both fast paths
 # cost with the speculation mitigations in the path (scripts/bench_distro.sh).
 # PART=whole: only the whole-system workloads (scripts/bench_whole.sh, on the default
-# kernel), which the full run does last.
+# kernel), which the full run does last; PART=fidelity: only their side-by-side boots
+# (sheaves 7.3, classic SLUB 6.12, rslub under each profile).
 case ${PART:-all} in
 all) ;;
 whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
-*) die "PART=$PART: must be all or whole" ;;
+fidelity) FIDELITY=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
+*) die "PART=$PART: must be all, whole or fidelity" ;;
 esac
 if [ "${VARIANT:-default}" = distro ]; then
 	exec "$RSLUB_TOP/scripts/bench_distro.sh"

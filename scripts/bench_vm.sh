@@ -109,7 +109,8 @@ if [ "${REAL:-0}" = 1 ]; then
 		else
 			echo "file /init $RSLUB_TOP/scripts/bench_real_guest.sh 0755 0 0"
 		fi
-		echo "file /rslub.ko $moddir/rslub.ko 0644 0 0"
+		# None on classic SLUB's kernel (RSLUB_KSERIES=6.12, no Rust): alloc=kernel only.
+		[ ! -f "$moddir/rslub.ko" ] || echo "file /rslub.ko $moddir/rslub.ko 0644 0 0"
 		echo "file /bin/pingpong $rundir/pingpong 0755 0 0"
 		cpio_exe "$hackbench"
 		echo "file /bin/hackbench $hackbench 0755 0 0"
@@ -141,6 +142,9 @@ if [ "${REAL:-0}" = 1 ]; then
 		{
 			echo "file /bin/mark $rundir/mark 0755 0 0"
 			echo "file /rslub_kfree_rcu.ko $moddir/rslub_kfree_rcu.ko 0644 0 0"
+			echo "file /rslub_kmem_micro.ko $moddir/rslub_kmem_micro.ko 0644 0 0"
+			[ ! -f "$moddir/rslub_kmem_micro_api.ko" ] ||
+				echo "file /rslub_kmem_micro_api.ko $moddir/rslub_kmem_micro_api.ko 0644 0 0"
 			cpio_exe "$(command -v fio)" "$(command -v perf)" "$(command -v make)" \
 				"$(readlink -f "$(command -v gcc)")" "$cc1" "$(readlink -f "$(command -v as)")"
 			# The driver runs "as" and "gcc" is what the Makefile calls.
@@ -198,7 +202,7 @@ qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"
 	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic ${KERNEL_ARGS:-} -- $*")
 
-where="$CPUS CPUs, $NODES node(s), $VARIANT kernel, -cpu ${QEMU_CPU:-max}${KERNEL_ARGS:+, $KERNEL_ARGS}"
+where="$CPUS CPUs, $NODES node(s), Linux $RSLUB_KSERIES $VARIANT kernel, -cpu ${QEMU_CPU:-max}${KERNEL_ARGS:+, $KERNEL_ARGS}"
 [ "${WALLCLOCK:-0}" = 1 ] && where+=", wall clock" || where+=", icount"
 log "bench: $where; rslub_bench $*"
 : > "$rundir/console.log"

@@ -18,9 +18,16 @@
 #   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel and rslub running the build
 #     (seed 003);
 #   the kernel's 2-node boot again on the kernel with SLUB_STATS (VARIANT=stats), for the
-#   kernel allocator's counters.
-# Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), and the workloads' sizes
-# (HB_GROUPS, HB_LOOPS, FIO_MIB, PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
+#   kernel allocator's counters;
+#   classic SLUB: the same 2-node boot on Linux 6.12 (RSLUB_KSERIES=6.12, built once and
+#   cached as the others), and again on its SLUB_STATS build for its counters; rslub's
+#   2-node boot again with profile=tuned (the rslub boot above has the default, classic).
+#   The report sets them side by side: sheaves 7.3, classic SLUB 6.12, rslub on 7.3 under
+#   each profile, and the ratio of rslub's classic counters to 6.12's.
+# Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), FIDELITY=1 (only the boots
+# of the side-by-side tables: make bench PART=fidelity), WORKLOADS (those of the 2-node
+# boots, all by default), and the workloads' sizes (HB_GROUPS, HB_LOOPS, FIO_MIB,
+# PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -87,7 +94,10 @@ out=$RSLUB_CACHE/bench-whole
 rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' "$commit" "$(date -u +%F)" "$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")" \
-	"$(qemu-system-x86_64 --version | head -1)" "$CPUS" > "$out/meta"
+	"$(qemu-system-x86_64 --version | head -1)" "$CPUS" \
+	"$(basename "$(RSLUB_KSERIES=6.12 "$RSLUB_TOP/scripts/kernel.sh")")" > "$out/meta"
+# Classic SLUB's counters come from its SLUB_STATS build: built before the first boot.
+RSLUB_KSERIES=6.12 VARIANT=stats "$RSLUB_TOP/scripts/kernel.sh" >/dev/null
 # boot OUT ARGS...: one boot (its variables set by the caller, 1 GiB of memory unless
 # MEM_PER_NODE says otherwise); a workload that failed, a kernel report, rslub's hooks
 # without their direct calls, or an rslub boot that served nothing fails the benchmark.
@@ -104,19 +114,34 @@ boot() {
 	esac
 }
 start=$(date +%s)
+all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
+# The three columns: sheaves 7.3, classic SLUB 6.12, rslub on 7.3 (each profile); each
+# kernel's counters from its SLUB_STATS build.
+fidelity() {
+	NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
+	NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
+	NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned $all
+	RSLUB_KSERIES=6.12 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
+	VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
+	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/stats-n2-classic.jsonl" alloc=kernel $all
+}
+if [ "${FIDELITY:-0}" = 1 ]; then
+	fidelity
+	log "side-by-side benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
+	python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"
+	exit 0
+fi
 # The hooks' cost per call (rslub_bench suite=5, as make bench's side-by-side boot has it):
 # no hooks, the IPMODIFY handler alone (direct=0), the direct calls, no hooks again.
 REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/bench_vm.sh" \
 	"$out/hook_cost.res" suite=5
-all="hackbench fio pingpong fork execve kfree_rcu"
-# The most telling first: the three allocators, then the kernel's counters (VARIANT=stats:
-# the report takes the kernel's counters from that boot, its instructions from the above),
-# the build, the boot-to-boot spread, and the sweep last.
-NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
+# The most telling first: the allocators side by side (the kernel's counters from the
+# VARIANT=stats boots: the report takes each kernel's counters from that boot, its
+# instructions from the other), the hooks alone, the build, the boot-to-boot spread, and
+# the sweep last.
+fidelity
 NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks $all
-NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
 NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
-VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
 # The build: 2 GiB in all on either topology.
 for n in 4 1; do
 	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build

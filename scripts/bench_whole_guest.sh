@@ -82,8 +82,12 @@ CPU_A=$(sed 's/[-,].*//' /sys/devices/system/node/node0/cpulist)
 CPU_B=$(sed 's/.*[-,]//' /sys/devices/system/node/node$((NODES - 1))/cpulist)
 MARKS=0
 
-# SLUB's counters that the report reads (mm/slub.c, enum stat_item).
+# SLUB's counters that the report reads (mm/slub.c, enum stat_item), summed over the
+# caches; sheaves' exist on 7.3 only, the CPU partial lists' on 6.12 only.
 KSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath alloc_slab free_slab sheaf_refill sheaf_flush barn_get barn_get_fail barn_put barn_put_fail free_rcu_sheaf free_rcu_sheaf_fail"
+# The counters classic SLUB and rslub share (rslub's files bear SLUB's names), per cache:
+# the report compares rslub's under the classic profile with 6.12's.
+FSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath free_frozen free_add_partial free_remove_partial alloc_refill alloc_from_partial alloc_slab free_slab alloc_node_mismatch cpuslab_flush deactivate_full deactivate_empty deactivate_to_head deactivate_to_tail deactivate_remote_frees deactivate_bypass order_fallback cpu_partial_alloc cpu_partial_free cpu_partial_node cpu_partial_drain"
 
 now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
 mark() { /bin/mark; MARKS=$((MARKS + 1)); }
@@ -120,12 +124,18 @@ snap() {
 		print "- slab_kib", sl; print "- free_kib", mf
 	}' "$@" > "$out"
 	# SLUB's own counters (CONFIG_SLUB_STATS), per cache, not per alias: the shell's
-	# read, no process.
+	# read, no process. Summed ("-k COUNTER VALUE") and per cache ("-s CACHE/COUNTER
+	# VALUE"), for the caches a run allocated from.
 	if [ -r /sys/kernel/slab/kmalloc-64/alloc_fastpath ]; then
 		for c in /sys/kernel/slab/*; do
 			[ -L "$c" ] && continue
 			for k in $KSTATS; do
-				read -r v _ < "$c/$k" && echo "-k $k $v"
+				read -r v _ 2>/dev/null < "$c/$k" && echo "-k $k $v"
+			done
+			for k in $FSTATS; do
+				read -r v _ 2>/dev/null < "$c/$k" || continue
+				echo "-s ${c##*/}/$k $v"
+				case " $KSTATS " in *" $k "*) ;; *) echo "-k $k $v" ;; esac
 			done
 		done >> "$out"
 	fi
@@ -149,20 +159,25 @@ settle() {
 }
 
 # delta BEFORE AFTER: JSON members: the kernel's figures, SLUB's counters summed over its
-# caches where it has them ("slub":{...}), rslub's summed over its caches ("rslub":{...}),
-# and per cache for those that served at least 2% of the run's allocations
-# ("caches":{NAME:{...}}, with their layouts). Numbers are printed with %.0f: busybox
-# awk's %d stops at 2^31.
+# caches where it has them ("slub":{...}) and per cache for those that served at least 2%
+# of the run's allocations ("slub_caches":{NAME:{...}}, with their layouts), rslub's
+# summed over its caches ("rslub":{...}) and per cache likewise ("caches":{NAME:{...}}).
+# Numbers are printed with %.0f: busybox awk's %d stops at 2^31.
 delta() {
-	awk -v d="$D" '
+	awk -v d="$D" -v fstats="$FSTATS" '
 	FNR == NR { before[$1 " " $2] += $3; next }
-	{ after[$1 " " $2] += $3; if ($1 != "-" && $1 != "-k") names[$1] = 1 }
+	{ after[$1 " " $2] += $3; if ($1 != "-" && $1 != "-k" && $1 != "-s") names[$1] = 1 }
 	END {
+		nf = split(fstats, l, " ")
 		for (key in after) {
 			split(key, w, " ")
 			v = after[key] - before[key]
 			if (w[1] == "-") k[w[2]] = (w[2] ~ /_kib$/) ? after[key] : v
 			else if (w[1] == "-k") ks[w[2]] = v
+			else if (w[1] == "-s") {
+				split(w[2], cs, "/"); sc[cs[1], cs[2]] = v; snames[cs[1]] = 1
+				if (cs[2] == "alloc_fastpath" || cs[2] == "alloc_slowpath") { sa[cs[1]] += v; sall += v }
+			}
 			else if (w[2] == "page_bytes" || w[2] == "meta_bytes") held[w[2]] += after[key]
 			else {
 				t[w[2]] += v; c[w[1], w[2]] = v
@@ -176,17 +191,35 @@ delta() {
 			for (x in ks) { printf "%s\"%s\":%.0f", sep, x, ks[x]; sep = "," }
 			printf "}"
 		}
+		if (length(snames)) {
+			printf ",\"slub_caches\":{"
+			sep = ""
+			for (n in snames) {
+				if (sall == 0 || sa[n] * 50 < sall) continue
+				printf "%s\"%s\":{", sep, n; sep = ","
+				for (i = 1; i <= nf; i++) printf "%s\"%s\":%.0f", (i > 1 ? "," : ""), l[i], sc[n, l[i]]
+				split("slab_size order objs_per_slab", lf, " ")
+				split("size order objects_per_slab", ln, " ")
+				for (i = 1; i <= 3; i++) {
+					f = "/sys/kernel/slab/" n "/" lf[i]
+					if ((getline line < f) > 0) printf ",\"%s\":%s", ln[i], line + 0
+					close(f)
+				}
+				printf "}"
+			}
+			printf "}"
+		}
 		if (!length(names)) exit
 		printf ",\"rslub_page_bytes\":%.0f,\"rslub_meta_bytes\":%.0f,\"rslub\":{", held["page_bytes"], held["meta_bytes"]
 		sep = ""
 		for (x in t) { printf "%s\"%s\":%.0f", sep, x, t[x]; sep = "," }
 		printf "},\"caches\":{"
 		all = t["alloc_fastpath"] + t["alloc_slowpath"]; sep = ""
-		split("alloc_fastpath alloc_slowpath free_fastpath free_slowpath node_lock node_lock_contended alloc_slab free_slab", l, " ")
+		nf = split(fstats " node_lock node_lock_contended", l, " ")
 		for (n in names) {
 			if (all == 0 || a[n] * 50 < all) continue
 			printf "%s\"%s\":{", sep, n; sep = ","
-			for (i = 1; i in l; i++) printf "%s\"%s\":%.0f", (i > 1 ? "," : ""), l[i], c[n, l[i]]
+			for (i = 1; i <= nf; i++) printf "%s\"%s\":%.0f", (i > 1 ? "," : ""), l[i], c[n, l[i]]
 			f = d "/" n "/layout"
 			while ((getline line < f) > 0) {
 				split(line, w, " ")
@@ -338,6 +371,27 @@ kfree_rcu_run() {
 	result kfree_rcu "$RCU_OBJECTS" ",\"module\":1" "$m0" 0 "$ns" 0
 }
 
+# The fast paths in instructions (bench/kmem_micro.c): a kernel cache, on whichever kernel
+# this is; in a kernel boot on a Rust-enabled kernel also an rslub cache through rslub's C
+# API (rslub.ko loaded for it, backing nothing: the last workload of the boot). No marks:
+# the module times itself by the guest clock, which counts instructions.
+micro_run() {
+	if [ "$ALLOC" = rslub ]; then
+		say "progress: micro skipped: whole-kernel mode backs the module's cache"
+		return 0
+	fi
+	insmod /rslub_kmem_micro.ko || { say "micro failed: kernel"; FAILED=1; return 0; }
+	rmmod rslub_kmem_micro
+	if [ "$ALLOC" = kernel ] && [ -f /rslub_kmem_micro_api.ko ]; then
+		{ insmod /rslub.ko && insmod /rslub_kmem_micro_api.ko; } ||
+			{ say "micro failed: rslub"; FAILED=1; return 0; }
+		rmmod rslub_kmem_micro_api
+	fi
+	dmesg | sed -n 's/.*rslub_kmem_micro: RESULT {\(.*\)}$/\1/p' | while read -r r; do
+		say "RESULT {\"exp\":\"micro\",\"alloc\":\"$ALLOC\",\"cpus\":$CPUS,\"nodes\":$NODES,\"units\":1,\"module\":{$r}}"
+	done
+}
+
 FAILED=0
 say "progress: whole-system workloads, alloc=$ALLOC$PARAMS, direct=$DIRECT, $CPUS CPUs, $NODES node(s):$EXPS"
 for e in $EXPS; do
@@ -350,6 +404,7 @@ for e in $EXPS; do
 	fork) thrice fork_run ;;
 	execve) thrice execve_run ;;
 	kfree_rcu) twice kfree_rcu_run ;;
+	micro) micro_run ;;
 	*) say "unknown workload $e"; FAILED=1 ;;
 	esac
 done

@@ -63,6 +63,10 @@ def load(rundir):
                     continue
                 r = json.loads(line)
                 r["boot"] = boot
+                if r["exp"] == "micro":
+                    # Timed by the module itself (bench/kmem_micro.c): no marks.
+                    recs.append(r)
+                    continue
                 a, b = marks.get(r["mark0"]), marks.get(r["mark1"])
                 if a is None or b is None:
                     sys.exit(f"{path}: marks {r['mark0']}/{r['mark1']} not in the plugin's log")
@@ -136,8 +140,9 @@ def per(r, v, scale=1):
 
 
 def held_kib(r):
-    # rslub's slab metadata comes from a kernel cache (rslub_meta): already in Slab:.
-    return r["slab_kib"] + r.get("rslub_page_bytes", 0) // 1024
+    # rslub's slab pages are in Slab: (accounted as 6.12 accounts slabs), and so is its
+    # slab metadata, objects of a kernel cache (rslub_meta).
+    return r["slab_kib"]
 
 
 def label(r):
@@ -150,12 +155,22 @@ def label(r):
 STATS = {}
 
 
-def slub_of(r):
-    """SLUB's counters for a kernel run: those of the same run in the boot of the kernel
-    with SLUB_STATS (boots stats-*)."""
+def series(r):
+    """Which kernel a record ran on: "6.12" for classic SLUB's boots (*-classic), else
+    "7.3"."""
+    return "6.12" if r["boot"].endswith("-classic") else "7.3"
+
+
+def stats_rec(r):
+    """The same run in the boot of the same kernel with SLUB_STATS (boots stats-*)."""
     if r["alloc"] != "kernel":
         return None
-    s = STATS.get((r["exp"], r.get("defer"), r["nodes"]))
+    return STATS.get((series(r), r["exp"], r.get("defer"), r["nodes"]))
+
+
+def slub_of(r):
+    """SLUB's counters, summed over its caches, for a kernel run (from stats_rec)."""
+    s = stats_rec(r)
     return s.get("slub") if s else None
 
 
@@ -209,6 +224,130 @@ def caches_table(r):
                   "slab page calls / 1000 units"], body)
 
 
+# The counters classic SLUB 6.12 and rslub share (bench_whole_guest.sh's FSTATS), in the
+# order of mm/slub.c's enum stat_item.
+FIDELITY = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
+            "free_frozen", "free_add_partial", "free_remove_partial", "alloc_from_partial",
+            "alloc_slab", "alloc_refill", "alloc_node_mismatch", "free_slab", "cpuslab_flush",
+            "deactivate_full", "deactivate_empty", "deactivate_to_head", "deactivate_to_tail",
+            "deactivate_remote_frees", "deactivate_bypass", "order_fallback",
+            "cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node", "cpu_partial_drain")
+# A ratio of rslub's (classic profile) to 6.12's per unit outside this band is a finding,
+# explained in Documentation/design.rst ("Fidelity to classic SLUB").
+BAND = (0.9, 1.1)
+
+
+def fidelity_groups(recs, exp):
+    """The runs of @exp side by side, per pingpong mode: (prefix, sheaves 7.3, classic
+    6.12, rslub classic, rslub tuned), any of them None when not run."""
+    def find(boot, defer):
+        return next((r for r in recs if r["boot"] == boot and r["exp"] == exp
+                     and r.get("defer") == defer), None)
+    defers = ("on", "off") if exp == "pingpong" else (None,)
+    return [(f"defer {d}: " if d else "", find("n2-kernel", d), find("n2-classic", d),
+             find("n2-rslub", d), find("n2-rslub-tuned", d)) for d in defers]
+
+
+def micro_table(micro):
+    """The fast paths in instructions (bench/kmem_micro.c) on each kernel."""
+    def find(boot, who):
+        return next((r["module"] for r in micro if r["boot"] == boot
+                     and r["module"]["alloc"] == who), None)
+    cols = [find("n2-kernel", "kernel"), find("n2-classic", "kernel"), find("n2-kernel", "rslub")]
+    if not any(cols):
+        return []
+    body = [[what] + [f"{c[key]:.2f}" if c else "-" for c in cols]
+            for what, key in (("alloc+free pair", "pair"), ("bulk 16, per object", "bulk16"))]
+    return ["Fast paths\n----------\n",
+            "``bench/kmem_micro.c``, a module built for each kernel, in instructions per "
+            "operation (the\nfastest of 50 chunks of 1000, timed by the guest clock, which "
+            "counts instructions under\n``-icount``): a 64-byte ``kmem_cache`` "
+            "(``SLAB_NO_MERGE``) on 7.3 and on 6.12, and the same\nloops over an rslub cache "
+            "through rslub's C API (``include/rslub.h``) on 7.3, with rslub\nloaded backing "
+            "nothing. ``kmem_cache_alloc_bulk`` returns a count on 6.12 and a bool on 7.3.\n",
+            table(["operation", "sheaves 7.3", "classic SLUB 6.12", "rslub (7.3, C API)"], body)]
+
+
+def fidelity_section(recs, micro):
+    doc = []
+    if not any(r["boot"] == "n2-classic" for r in recs):
+        return doc
+    doc.append("Classic SLUB 6.12 beside rslub\n==============================\n")
+    doc.append(
+        "The same 2-node boots on three kernels' allocators: *sheaves 7.3* (the kernel's SLUB "
+        "of\n7.3.4), *classic SLUB 6.12* (Linux 6.12.117 from Debian's ``linux-source-6.12``, "
+        "built by\n``scripts/kernel.sh`` with ``RSLUB_KSERIES=6.12``: the base fragment where "
+        "6.12 has the option,\nno Rust, ``PREEMPT`` where 7.3's test kernel has ``PREEMPT_LAZY``, "
+        "``SLUB_CPU_PARTIAL``), and\n*rslub* serving the whole 7.3 kernel under its two "
+        "profiles (``profile=classic``, the\ndefault, and ``profile=tuned``; one boot each, as "
+        "whole-kernel mode cannot be unloaded).\nThe kernels differ elsewhere too (scheduler, "
+        "networking, the user-space-visible code paths\nof four years): the instruction "
+        "columns compare whole systems, the counters compare the\nallocators. Each kernel's "
+        "counters come from a boot of its ``SLUB_STATS`` build running the\nsame workloads "
+        "(instructions from the build without, as counting adds instructions).\n")
+    doc.extend(micro_table(micro))
+    for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu"):
+        groups = [g for g in fidelity_groups(recs, exp) if g[2]]
+        if not groups:
+            continue
+        unit = WORK[exp][0]
+        title = f"{exp}: per {unit}"
+        doc.append(f"{title}\n{'-' * len(title)}\n")
+        body = []
+        for prefix, k7, k6, rc, rt in groups:
+            for what, key in (("instructions", "insns"), ("kernel-mode instructions", "kinsns")):
+                cells = [f"{per(r, r[key]):.0f}" if r else "-" for r in (k7, k6, rc, rt)]
+                ratio = f"{rc[key] / rc['units'] / (k6[key] / k6['units']):.3f}" if rc else "-"
+                body.append([prefix + what] + cells + [ratio])
+        doc.append(table(["run", "sheaves 7.3", "classic SLUB 6.12", "rslub classic (7.3)",
+                          "rslub tuned (7.3)", "rslub classic / 6.12"], body))
+        if exp == "kfree_rcu":
+            doc.append("The module's cache, and every allocator's counters of it, are gone "
+                       "by the run's end.\n")
+            continue
+        for prefix, k7, k6, rc, rt in groups:
+            s6, s7 = slub_of(k6) or {}, (slub_of(k7) or {}) if k7 else {}
+            if not s6 or not rc:
+                continue
+            doc.append(f"{prefix}the allocator's counters per 1000 {unit}s, summed over "
+                       "the caches (rslub: every cache it\nserves, kmalloc's classes "
+                       "included); the ratio is rslub classic's over 6.12's:\n")
+            body = []
+            for n in FIDELITY:
+                v6 = per(k6, s6.get(n, 0), 1000)
+                vc = per(rc, rs(rc, n), 1000)
+                ratio = f"{vc / v6:.2f}" if v6 else ("-" if not vc else "new")
+                flag = "" if not v6 or BAND[0] <= vc / v6 <= BAND[1] else " (!)"
+                body.append([n, f"{per(k7, s7[n], 1000):.1f}" if k7 and n in s7 else "-",
+                             f"{v6:.1f}", f"{vc:.1f}",
+                             f"{per(rt, rs(rt, n), 1000):.1f}" if rt else "-", ratio + flag])
+            doc.append(table(["counter", "sheaves 7.3", "classic SLUB 6.12", "rslub classic",
+                              "rslub tuned", "ratio"], body))
+            doc.append("(!): outside 0.9-1.1, explained in Documentation/design.rst, "
+                       "\"Fidelity to classic SLUB\". Sheaves\ncount some of these "
+                       "differently (``alloc_fastpath`` from a sheaf) and lack the others.\n")
+            doc.append(f"{prefix}per cache (those that served at least 2% of the run's "
+                       "allocations), per 1000 units, with\nthe layouts, which can differ "
+                       "between the kernels:\n")
+            doc.append(fidelity_caches(stats_rec(k6), rc))
+    return doc
+
+
+def fidelity_caches(k6, rc):
+    names = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
+             "cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node", "cpu_partial_drain",
+             "free_add_partial", "free_remove_partial", "alloc_slab", "free_slab")
+    body = []
+    for who, r, caches in (("6.12", k6, k6.get("slub_caches", {}) if k6 else {}),
+                           ("rslub", rc, rc.get("caches", {}))):
+        for name, c in sorted(caches.items(), key=lambda kv: kv[0]):
+            body.append([name, who, c.get("size", "-"), c.get("order", "-"),
+                         c.get("objects_per_slab", "-")] +
+                        [f"{per(r, c.get(n, 0), 1000):.1f}" for n in names])
+    body.sort(key=lambda row: (row[0], row[1]))
+    return table(["cache", "allocator", "size", "order", "objects / slab"] + list(names), body)
+
+
 def main():
     rundir, docdir = sys.argv[1], sys.argv[2]
     every = marginal(load(rundir))
@@ -216,10 +355,11 @@ def main():
     with open(os.path.join(docdir, "benchmarks", "whole.json"), "w") as f:
         json.dump(every, f, indent=0, sort_keys=True)
         f.write("\n")
-    recs = [r for r in every if r.get("table", True)]
+    micro = [r for r in every if r["exp"] == "micro"]
+    recs = [r for r in every if r.get("table", True) and r["exp"] != "micro"]
     for r in recs:
         if r["boot"].startswith("stats-"):
-            STATS[(r["exp"], r.get("defer"), r["nodes"])] = r
+            STATS[(series(r), r["exp"], r.get("defer"), r["nodes"])] = r
     recs = [r for r in recs if not r["boot"].startswith("stats-")]
     with open(os.path.join(rundir, "meta")) as f:
         commit, date, kbuild, qemu, cpus = [line.rstrip("\n") for line in f][:5]
@@ -291,8 +431,8 @@ def main():
            "node-lock\nacquisitions. For both: *pages allocated*, the page allocator's "
            "``pgalloc_*`` over the run,\nfor the whole kernel (page cache, page tables, socket "
            "buffers' pages, slabs); *slab KiB\nafter*, ``Slab:`` of ``/proc/meminfo`` after the "
-           "run, plus the pages of rslub's slabs (which\nare not accounted as slab memory; "
-           "their metadata, from the kernel cache ``rslub_meta``, is).\n",
+           "run, which counts rslub's slabs as the kernel's\n(their pages as slab memory of "
+           "their node, and their metadata, objects of the kernel cache\n``rslub_meta``).\n",
            "The counters are read by a snapshot before the rest that precedes a run and by one "
            "after it,\nso they also count what the rest and the snapshots themselves allocate "
            "(a few hundred\nobjects, thousands in the ``SLUB_STATS`` boot, whose snapshot opens "
@@ -423,6 +563,8 @@ def main():
         doc.append(table(["workload", "hooks alone", "whole kernel on rslub"],
                          [[w, f"{100.0 * h:+.2f}%", f"{100.0 * x:+.2f}%"]
                           for w, h, x in hook_share]))
+
+    doc.extend(fidelity_section(recs, micro))
 
     sweep = sorted((r for r in recs if r["boot"].startswith("sweep-")),
                    key=lambda r: [int(x) for x in re.findall(r"\d+", r["params"])])

@@ -11,7 +11,10 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 if [ -n "${KDIR:-}" ]; then
-	[ -f "$KDIR/Module.symvers" ] && grep -q '^CONFIG_RUST=y' "$KDIR/.config" ||
+	# Classic SLUB (RSLUB_KSERIES=6.12) is built without Rust: only the C modules load.
+	rust='^CONFIG_RUST=y'
+	[ "$RSLUB_KSERIES" = 6.12 ] && rust='^CONFIG_SLUB=y'
+	[ -f "$KDIR/Module.symvers" ] && grep -q "$rust" "$KDIR/.config" ||
 		die "KDIR=$KDIR is not a built kernel tree with CONFIG_RUST=y"
 	printf '%s\n' "$KDIR"
 	exit 0

@@ -12,6 +12,7 @@ mod tests {
     use crate::{
         cache::{CacheArgs, RemoteWalk},
         gfp::Gfp,
+        params::Profile,
         registry::Cache,
         stats::Stat,
         test_shim::{read_file, write_file},
@@ -119,8 +120,10 @@ mod tests {
         // In percent, as SLUB's file: the cache's 1000 in 1024ths is 100.
         let r = read("remote_node_defrag_ratio");
         assert_eq!(text(&r).trim(), "100");
+        // The classic profile's walk (6.12's zonelist walk).
         let w = read("remote_walk");
-        assert_eq!(text(&w).trim(), "0");
+        assert_eq!(text(&w).trim(), "1");
+        assert_eq!(text(&read("profile")).trim(), "classic");
         // SAFETY: allocated above.
         unsafe { c.free(p) };
         assert!(c.destroy().is_ok());
@@ -159,6 +162,26 @@ mod tests {
             assert_eq!(write("remote_walk", bad), Err(EINVAL));
             assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
         }
+        // profile: classic or tuned, which set min_partial and the walk too.
+        assert_eq!(write("profile", "tuned\n"), Ok(6));
+        assert_eq!(c.profile(), Profile::Tuned);
+        assert_eq!(c.remote_walk(), RemoteWalk::NodesOnce);
+        assert_eq!(
+            c.min_partial(),
+            crate::layout::min_partial_for(c.layout().size)
+        );
+        assert_eq!(text(&read("profile")).trim(), "tuned");
+        for bad in ["fast", "", "\n", "classic tuned", "Classic"] {
+            assert_eq!(write("profile", bad), Err(EINVAL));
+            assert_eq!(c.profile(), Profile::Tuned);
+        }
+        assert_eq!(write("profile", "classic"), Ok(7));
+        assert_eq!(c.profile(), Profile::Classic);
+        assert_eq!(c.remote_walk(), RemoteWalk::Zonelist);
+        assert_eq!(
+            c.min_partial(),
+            crate::layout::slub_min_partial_for(c.layout().size)
+        );
         // cpu_partial: 0..=32767.
         for (v, want) in [("0", 0u32), ("32767", 32767), ("30\n", 30)] {
             assert_eq!(write("cpu_partial", v), Ok(v.len()));

@@ -67,7 +67,9 @@ mod tests {
         let objs = alloc_n(&c, 5 * per, NO_NODE);
         let s: [usize; 5] = core::array::from_fn(|k| slab(objs[k * per]));
         for k in 0..5 {
-            assert!(objs[k * per..(k + 1) * per].iter().all(|&p| slab(p) == s[k]));
+            assert!(objs[k * per..(k + 1) * per]
+                .iter()
+                .all(|&p| slab(p) == s[k]));
         }
         let d = c.stats().since(&t);
         expect(
@@ -210,14 +212,8 @@ mod tests {
         // 12. A bulk free of [S0, S1, S0, S1, S0] objects: from the end, S0's three are
         //     chained past S1's (`build_detached_freelist` looks 3 objects ahead), then
         //     S1's two: two updates, two slow frees (slub.c:4862-4918).
-        let mut bulk = [
-            objs[1],
-            objs[per + 2],
-            objs[2],
-            objs[per + 3],
-            objs[3],
-        ]
-        .map(|p| p as *mut u8);
+        let mut bulk =
+            [objs[1], objs[per + 2], objs[2], objs[per + 3], objs[3]].map(|p| p as *mut u8);
         let t = c.stats();
         // SAFETY: Live objects of `c`, freed once here.
         unsafe { c.free_bulk(&mut bulk) };
@@ -296,6 +292,35 @@ mod tests {
             unsafe { c.free(p) };
         }
         assert!(c.destroy().is_ok());
+    }
+
+    /// A slab's pages count as slab memory of their node while it lives, reclaimable for a
+    /// `SLAB_RECLAIM_ACCOUNT` cache (6.12's `account_slab()`), so that `Slab:` of
+    /// /proc/meminfo and reclaim see them. Other activity moves the counters a little
+    /// meanwhile: a tenth of the 4 MiB is allowed.
+    #[test]
+    fn slab_pages_count_as_slab_memory() {
+        use crate::{layout::RECLAIM_ACCOUNT, test_shim::slab_pages};
+        for (name, reclaimable) in [
+            (c"rslub_test_fidelity_unrecl", false),
+            (c"rslub_test_fidelity_recl", true),
+        ] {
+            let mut a = args(name, 1024);
+            a.flags = if reclaimable { RECLAIM_ACCOUNT } else { 0 };
+            let c = Cache::create(&a).expect("cache");
+            let before = slab_pages(reclaimable);
+            let objs = alloc_n(&c, 4096, NO_NODE);
+            let pages = c.footprint().page_bytes as i64 / 4096;
+            assert!(pages >= 1024);
+            let grown = slab_pages(reclaimable) - before;
+            assert!((grown - pages).abs() <= 102);
+            for &p in objs.iter() {
+                free(&c, p);
+            }
+            assert!(c.destroy().is_ok());
+            let left = slab_pages(reclaimable) - before;
+            assert!(left.abs() <= 102);
+        }
     }
 
     /// The profile sets `min_partial`, the remote walk and the empty-slab rule: classic

@@ -529,7 +529,13 @@ mod tests {
         let node = crate::shim::numa_mem_id().unsigned_abs();
         assert_eq!(c.node_counts(node).2, 5);
         assert_eq!(c.reclaimable_pages(), 0);
-        // With `min_partial` 2, three of them are beyond it.
+        // With `min_partial` 2, three of them are beyond it; but the classic profile, as
+        // 6.12, has no shrinker: they stay.
+        c.set_min_partial(2);
+        assert_eq!(c.reclaimable_pages(), 0);
+        assert_eq!(c.shrink_empty(u64::MAX), 0);
+        assert_eq!(c.node_counts(node).2, 5);
+        c.set_profile(crate::params::Profile::Tuned);
         c.set_min_partial(2);
         let slab_pages = 1u64 << order;
         assert_eq!(c.reclaimable_pages(), 3 * slab_pages);

@@ -39,6 +39,8 @@ mod tests {
         pin(0);
         let local = shim::numa_mem_id().unsigned_abs();
         let c = Cache::create(&args(c"rslub_test_near", 1024)).expect("cache");
+        // The tuned profile's walk: each other node once, nearest first.
+        c.set_profile(crate::params::Profile::Tuned);
         c.set_remote_node_defrag_ratio(1024);
         let seen = KBox::pin_init(new_spinlock!(KVec::<u32>::new()), GFP_KERNEL).expect("memory");
         let id = c.id();

@@ -123,7 +123,7 @@ mod tests {
         let p = Params::new(RawParams::DEFAULT).expect("defaults");
         assert_eq!(
             format(&mut buf, kernel::prelude::fmt!("{}", p.effective(4))),
-            b"max_order=3 min_order=0 min_objects=16 (auto) min_partial=auto"
+            b"max_order=3 min_order=0 min_objects=16 (auto) min_partial=auto profile=classic"
         );
         let p = with(|r| {
             r.min_objects = 9;
@@ -132,7 +132,12 @@ mod tests {
         .expect("valid");
         assert_eq!(
             format(&mut buf, kernel::prelude::fmt!("{}", p.effective(4))),
-            b"max_order=3 min_order=0 min_objects=9 min_partial=6"
+            b"max_order=3 min_order=0 min_objects=9 min_partial=6 profile=classic"
+        );
+        let p = p.with_profile(crate::params::Profile::Tuned);
+        assert_eq!(
+            format(&mut buf, kernel::prelude::fmt!("{}", p.effective(4))),
+            b"max_order=3 min_order=0 min_objects=9 min_partial=6 profile=tuned"
         );
     }
 

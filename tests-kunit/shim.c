@@ -49,6 +49,7 @@ void rslub_test_tick_stop(struct rslub_test_tick *k);
 struct rslub_test_hardtick *rslub_test_hardtick_start(void (*fn)(void *), void *arg, int cpu);
 void rslub_test_hardtick_stop(struct rslub_test_hardtick *k);
 void rslub_test_skip(const char *reason);
+long rslub_test_slab_pages(bool reclaimable);
 struct kmem_cache *rslub_test_kc_create(const char *name, unsigned int size, unsigned int align,
 					unsigned long flags, void (*ctor)(void *));
 struct kmem_cache *rslub_test_kc_create_mergeable(const char *name, unsigned int size);
@@ -281,6 +282,22 @@ void rslub_test_hardtick_stop(struct rslub_test_hardtick *k)
 	hrtimer_cancel(&k->timer);
 	irq_work_sync(&k->work);
 	kfree(k);
+}
+
+/*
+ * Pages counted as slab memory (NR_SLAB_RECLAIMABLE_B or NR_SLAB_UNRECLAIMABLE_B) on all
+ * nodes, the per-CPU differences not yet folded in included.
+ */
+long rslub_test_slab_pages(bool reclaimable)
+{
+	enum node_stat_item item = reclaimable ? NR_SLAB_RECLAIMABLE_B : NR_SLAB_UNRECLAIMABLE_B;
+	long x = atomic_long_read(&vm_node_stat[item]);
+	int nid, cpu;
+
+	for_each_online_node(nid)
+		for_each_online_cpu(cpu)
+			x += per_cpu_ptr(NODE_DATA(nid)->per_cpu_nodestats, cpu)->vm_node_stat_diff[item];
+	return x;
 }
 
 /* Marks the running KUnit test as skipped, with the reason; the test then returns. */

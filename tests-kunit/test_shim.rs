@@ -10,7 +10,7 @@ use core::{
 use kernel::{cpu::CpuId, error::to_result, prelude::*, str::CStrExt};
 
 mod ffi {
-    use core::ffi::{c_int, c_void};
+    use core::ffi::{c_int, c_long, c_void};
 
     extern "C" {
         pub(super) fn rslub_test_virt_to_page(addr: *const c_void) -> *mut c_void;
@@ -35,6 +35,7 @@ mod ffi {
             cpu: i32,
         ) -> *mut c_void;
         pub(super) fn rslub_test_hardtick_stop(k: *mut c_void);
+        pub(super) fn rslub_test_slab_pages(reclaimable: bool) -> c_long;
         pub(super) fn rslub_test_skip(reason: *const kernel::ffi::c_char);
         pub(super) fn rslub_test_kc_geometry(
             kc: *mut kernel::bindings::kmem_cache,
@@ -477,6 +478,13 @@ impl Drop for Tick {
 
 /// Marks the running KUnit test as skipped with `reason` (it then shows as SKIP, not
 /// PASS); the caller returns right after.
+/// Pages counted as slab memory on all nodes, reclaimable or not (`rust/shim.c`'s
+/// accounting; 6.12's `account_slab()`).
+pub(crate) fn slab_pages(reclaimable: bool) -> i64 {
+    // SAFETY: Reads the node statistics; no precondition.
+    unsafe { ffi::rslub_test_slab_pages(reclaimable) as i64 }
+}
+
 pub(crate) fn skip(reason: &CStr) {
     // SAFETY: `reason` is a valid C string; outside a KUnit test this does nothing.
     unsafe { ffi::rslub_test_skip(reason.as_char_ptr()) };

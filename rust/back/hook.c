@@ -86,6 +86,7 @@ void rslub_kmalloc_fail_next(void);
 bool rslub_kmalloc_hooked(void);
 bool rslub_kmalloc_filtered(void);
 #endif
+bool rslub_kc_reclaim_account(struct kmem_cache *kc);
 bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset);
 struct kmem_cache *rslub_kc_known(const char *name);
 int rslub_kc_sysfs_id(const char *name, char *id, size_t len);
@@ -2156,6 +2157,12 @@ void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *alig
 	*ctor = kc->ctor;
 	*flags = (__force unsigned long)kc->flags;
 	*name = kc->name;
+}
+
+/* Whether @kc's slabs are reclaimable slab memory (SLAB_RECLAIM_ACCOUNT). */
+bool rslub_kc_reclaim_account(struct kmem_cache *kc)
+{
+	return kc->flags & SLAB_RECLAIM_ACCOUNT;
 }
 
 /*

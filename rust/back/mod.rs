@@ -17,7 +17,7 @@
 use crate::{
     cache::{CacheArgs, CacheCore},
     inject::{inject, Point},
-    layout::TYPESAFE_BY_RCU,
+    layout::{RECLAIM_ACCOUNT, TYPESAFE_BY_RCU},
     registry::Cache,
     slab,
 };
@@ -58,6 +58,7 @@ mod ffi {
             name: *mut *const c_char,
         );
         pub(super) fn rslub_kc_refusal(kc: *mut bindings::kmem_cache) -> *const c_char;
+        pub(super) fn rslub_kc_reclaim_account(kc: *mut bindings::kmem_cache) -> bool;
         pub(super) fn rslub_kc_typesafe_by_rcu(
             kc: *mut bindings::kmem_cache,
             offset: *mut c_uint,
@@ -612,7 +613,13 @@ fn prepare(st: &mut State, kc: KmemCache) -> Result<Prepared> {
         name,
         size,
         align,
-        flags: if typesafe { TYPESAFE_BY_RCU } else { 0 },
+        flags: if typesafe { TYPESAFE_BY_RCU } else { 0 }
+            // SAFETY: A live cache (invariant).
+            | if unsafe { ffi::rslub_kc_reclaim_account(kc.as_ptr()) } {
+                RECLAIM_ACCOUNT
+            } else {
+                0
+            },
         ctor,
         freeptr_offset: (typesafe && offset != c_uint::MAX).then_some(offset),
     })

@@ -331,6 +331,13 @@ impl CacheCore {
             self.unexpected_gfp(gfp);
         }
         let gfp = gfp.for_pages();
+        // 6.12's `s->allocflags` (`calculate_sizes()`): reclaimable page blocks for a
+        // `SLAB_RECLAIM_ACCOUNT` cache.
+        let gfp = if l.reclaim_account {
+            gfp.with(Gfp::RECLAIMABLE)
+        } else {
+            gfp
+        };
         let min_order = layout::get_order(u64::from(l.size));
         let (pages, order) = if l.order > min_order {
             match self.alloc_pages(gfp.for_preferred_order(), node, l.order) {
@@ -418,7 +425,7 @@ impl CacheCore {
         if let Some(pages) = crate::inject::take_given_pages(self.id(), order) {
             return Some(pages);
         }
-        SlabPages::alloc(node, gfp, order)
+        SlabPages::alloc(node, gfp, order, self.layout.reclaim_account)
     }
 
     /// Fills `out` with objects; on failure frees what it took and returns the error,

@@ -12,7 +12,7 @@ use crate::{
     shim::{self, IrqDisabled},
     stats::Stat,
 };
-use crate::slab::Slab;
+use crate::{params::Profile, slab::Slab};
 use core::ptr;
 use kernel::cpu::CpuId;
 #[cfg(rslub_inject)]
@@ -95,7 +95,8 @@ impl CacheCore {
             let mut g = self.lock_node(node, &irq);
             // Per count of free objects, the slabs taken off the list to go back at its
             // head, chained through their list links in the order met.
-            let mut promoted = [(ptr::null_mut::<Slab>(), ptr::null_mut::<Slab>()); SHRINK_PROMOTE_MAX];
+            let mut promoted =
+                [(ptr::null_mut::<Slab>(), ptr::null_mut::<Slab>()); SHRINK_PROMOTE_MAX];
             let mut free_objects = 0i64;
             // Partial slabs left once the ones counted so far are gone.
             let mut left = g.list().len();
@@ -166,8 +167,15 @@ impl CacheCore {
     }
 
     /// Pages the shrinker could give back now ([`CacheCore::shrink_empty`]).
+    /// None under the classic profile: 6.12 has no slab shrinker, and keeps those slabs
+    /// until `kmem_cache_shrink` (its quarantined objects, under KASAN, still count).
     pub(crate) fn reclaimable_pages(&self) -> u64 {
-        let pages = self.sweep_empty(self.min_partial(), u64::MAX, false, false).0;
+        let pages = if self.profile() == Profile::Tuned {
+            self.sweep_empty(self.min_partial(), u64::MAX, false, false)
+                .0
+        } else {
+            0
+        };
         // Quarantined objects may hold slabs that would be empty: at least a page, so
         // that the shrinker calls `shrink_empty`, which gives them back first.
         if self.quarantined() != 0 {
@@ -182,6 +190,9 @@ impl CacheCore {
     /// CPUs' active slabs alone (no waiting on other CPUs from memory reclaim).
     pub(crate) fn shrink_empty(&self, max_pages: u64) -> u64 {
         self.drain_quarantine();
+        if self.profile() == Profile::Classic {
+            return 0;
+        }
         let (pages, _) = self.sweep_empty(self.min_partial(), max_pages, true, false);
         // SAFETY: Per-cpu counter of this cache.
         unsafe { arch::this_cpu_add(self.pcpu(), Self::stat_offset(Stat::ShrinkerPages), pages) };
