@@ -35,6 +35,12 @@ struct rslub_cache;
 #define RSLUB_TYPESAFE_BY_RCU	0x20U
 
 /*
+ * The cache's slabs are reclaimable slab memory (SLAB_RECLAIM_ACCOUNT): counted as
+ * SReclaimable in /proc/meminfo and taken from reclaimable page blocks.
+ */
+#define RSLUB_RECLAIM_ACCOUNT	0x40U
+
+/*
  * Creates a cache of objects of @size bytes aligned to @align (0, or a power of two up to
  * the page allocator's largest block), with @flags (RSLUB_HWCACHE_ALIGN, RSLUB_DEBUG_*,
  * RSLUB_TYPESAFE_BY_RCU) and an optional constructor run once per object when its slab

@@ -443,6 +443,10 @@ check failed_load_leaves_no_hook failed_load_leaves_no_hook
 check load_with_debug load_ok "loaded: max_order=3 .* debug=FZPU,rslub_x" "debug=FZPU,rslub_x*"
 check reject_unknown_debug_flag load_fails "invalid parameter debug: unknown flag 'X'" debug=FX
 check debug_off_loads load_ok "loaded: max_order=3 " debug=-
+# profile= (classic, the default, or tuned): anything else fails the load.
+check load_with_classic_profile load_ok "loaded: max_order=3 .* profile=classic"
+check load_with_tuned_profile load_ok "loaded: max_order=3 .* profile=tuned" profile=tuned
+check reject_unknown_profile load_fails "invalid parameter profile: must be classic" profile=fast
 # rmmod while another module (samples/client.c) holds a cache: refused by the kernel's
 # module references; once the client has freed its objects and destroyed its cache at its
 # own unload, rslub goes.

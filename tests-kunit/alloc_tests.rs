@@ -608,7 +608,7 @@ mod tests {
         assert_eq!(bad(c"rslub_test_bad", 64, 3, 0), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", (4096 << 10) + 1, 0, 0), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 9), Err(EINVAL));
-        assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 6), Err(EINVAL));
+        assert_eq!(bad(c"rslub_test_bad", 64, 0, 1 << 7), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", 64, 0, u32::MAX), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", u32::MAX, 0, 0), Err(EINVAL));
         assert_eq!(bad(c"rslub_test_bad", 64, 8192 << 10, 0), Err(EINVAL));
