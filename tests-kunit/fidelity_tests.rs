@@ -32,12 +32,13 @@ mod tests {
         unsafe { mm::slab_of(p as *const u8) as usize }
     }
 
-    /// Asserts that `d` holds `want`'s values for those counters.
-    #[track_caller]
-    fn expect(d: &Stats, want: &[(Stat, u64)]) {
-        for &(s, v) in want {
-            assert_eq!((s.file_str(), d.get(s)), (s.file_str(), v));
-        }
+    /// The first counter of `want` whose value in `d` differs: its name, the value, and
+    /// the value wanted (`None`: all as wanted). The tests assert on it, so that KUnit
+    /// names the test and the line.
+    fn mismatch(d: &Stats, want: &[(Stat, u64)]) -> Option<(&'static str, u64, u64)> {
+        want.iter()
+            .find(|&&(s, v)| d.get(s) != v)
+            .map(|&(s, v)| (s.file_str(), d.get(s), v))
     }
 
     /// The whole life of five slabs on one CPU, step by step as 6.12 runs it. `S0`..`S4`
@@ -72,14 +73,17 @@ mod tests {
                 .all(|&p| slab(p) == s[k]));
         }
         let d = c.stats().since(&t);
-        expect(
-            &d,
-            &[
-                (Stat::AllocSlow, 5),
-                (Stat::NewSlab, 5),
-                (Stat::DeactivateBypass, 4),
-                (Stat::AllocFast, 5 * per as u64 - 5),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::AllocSlow, 5),
+                    (Stat::NewSlab, 5),
+                    (Stat::DeactivateBypass, 4),
+                    (Stat::AllocFast, 5 * per as u64 - 5),
+                ]
+            ),
+            None
         );
         let mut freed = KVec::from_elem(false, 5 * per, GFP_KERNEL).expect("memory");
         let put = |i: usize, freed: &mut KVec<bool>| {
@@ -97,14 +101,17 @@ mod tests {
             put(k * per, &mut freed);
         }
         let d = c.stats().since(&t);
-        expect(
-            &d,
-            &[
-                (Stat::FreeSlow, 4),
-                (Stat::CpuPartialFree, 4),
-                (Stat::CpuPartialDrain, 1),
-                (Stat::FreeAddPartial, 2),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::FreeSlow, 4),
+                    (Stat::CpuPartialFree, 4),
+                    (Stat::CpuPartialDrain, 1),
+                    (Stat::FreeAddPartial, 2),
+                ]
+            ),
+            None
         );
         assert_eq!(&c.partial_order(nid).expect("memory")[..], &[s[1], s[0]]);
 
@@ -113,13 +120,16 @@ mod tests {
         let t = c.stats();
         c.flush_current_cpu();
         let d = c.stats().since(&t);
-        expect(
-            &d,
-            &[
-                (Stat::CpuSlabFlush, 1),
-                (Stat::DeactivateFull, 1),
-                (Stat::FreeAddPartial, 2),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::CpuSlabFlush, 1),
+                    (Stat::DeactivateFull, 1),
+                    (Stat::FreeAddPartial, 2),
+                ]
+            ),
+            None
         );
         assert_eq!(
             &c.partial_order(nid).expect("memory")[..],
@@ -134,13 +144,16 @@ mod tests {
         let d = c.stats().since(&t);
         assert_eq!(x, objs[per]);
         freed[per] = false;
-        expect(
-            &d,
-            &[
-                (Stat::AllocSlow, 1),
-                (Stat::AllocFromPartial, 1),
-                (Stat::CpuPartialNode, 2),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::AllocSlow, 1),
+                    (Stat::AllocFromPartial, 1),
+                    (Stat::CpuPartialNode, 2),
+                ]
+            ),
+            None
         );
         assert_eq!(&c.partial_order(nid).expect("memory")[..], &[s[2]]);
 
@@ -150,7 +163,10 @@ mod tests {
         let t = c.stats();
         put(per + 1, &mut freed);
         let d = c.stats().since(&t);
-        expect(&d, &[(Stat::FreeSlow, 1), (Stat::FreeFrozen, 1)]);
+        assert_eq!(
+            mismatch(&d, &[(Stat::FreeSlow, 1), (Stat::FreeFrozen, 1)]),
+            None
+        );
         pin(0);
 
         // 9. Flush: S1 has an object another CPU freed, so `deactivate_slab` puts it at
@@ -159,15 +175,18 @@ mod tests {
         let t = c.stats();
         c.flush_current_cpu();
         let d = c.stats().since(&t);
-        expect(
-            &d,
-            &[
-                (Stat::CpuSlabFlush, 1),
-                (Stat::DeactivateRemoteFrees, 1),
-                (Stat::DeactivateToTail, 1),
-                (Stat::DeactivateToHead, 0),
-                (Stat::FreeAddPartial, 2),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::CpuSlabFlush, 1),
+                    (Stat::DeactivateRemoteFrees, 1),
+                    (Stat::DeactivateToTail, 1),
+                    (Stat::DeactivateToHead, 0),
+                    (Stat::FreeAddPartial, 2),
+                ]
+            ),
+            None
         );
         assert_eq!(
             &c.partial_order(nid).expect("memory")[..],
@@ -183,14 +202,17 @@ mod tests {
             put(i, &mut freed);
         }
         let d = c.stats().since(&t);
-        expect(
-            &d,
-            &[
-                (Stat::FreeSlow, per as u64 - 1),
-                (Stat::FreeRemovePartial, 1),
-                (Stat::SlabFreed, 1),
-                (Stat::FreeAddPartial, 0),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::FreeSlow, per as u64 - 1),
+                    (Stat::FreeRemovePartial, 1),
+                    (Stat::SlabFreed, 1),
+                    (Stat::FreeAddPartial, 0),
+                ]
+            ),
+            None
         );
         assert_eq!(
             &c.partial_order(nid).expect("memory")[..],
@@ -221,7 +243,10 @@ mod tests {
             freed[i] = true;
         }
         let d = c.stats().since(&t);
-        expect(&d, &[(Stat::FreeSlow, 2), (Stat::FreeFast, 0)]);
+        assert_eq!(
+            mismatch(&d, &[(Stat::FreeSlow, 2), (Stat::FreeFast, 0)]),
+            None
+        );
         assert_eq!(
             &c.partial_order(nid).expect("memory")[..],
             &[s[0], s[1], s[3]]
@@ -259,15 +284,18 @@ mod tests {
         // The active slab of the other node is deactivated (ALLOC_NODE_MISMATCH,
         // DEACTIVATE_FULL), S0 goes back to the other node's list, and a new slab of
         // this node serves.
-        expect(
-            &d,
-            &[
-                (Stat::NodeMismatch, 1),
-                (Stat::DeactivateFull, 1),
-                (Stat::CpuPartialAlloc, 0),
-                (Stat::FreeAddPartial, 1),
-                (Stat::NewSlab, 1),
-            ],
+        assert_eq!(
+            mismatch(
+                &d,
+                &[
+                    (Stat::NodeMismatch, 1),
+                    (Stat::DeactivateFull, 1),
+                    (Stat::CpuPartialAlloc, 0),
+                    (Stat::FreeAddPartial, 1),
+                    (Stat::NewSlab, 1),
+                ]
+            ),
+            None
         );
         assert_eq!(c.node_counts(other).2, 1);
         assert_eq!(crate::test_shim::node_of(x.as_ptr() as usize), local);
