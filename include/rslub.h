@@ -79,7 +79,11 @@ void rslub_cache_free(struct rslub_cache *s, void *obj);
 /* Fills @p with @nr objects; returns @nr, or 0 (and allocates nothing) on failure. */
 int rslub_cache_alloc_bulk(struct rslub_cache *s, gfp_t gfp, size_t nr, void **p);
 
-/* Frees the @nr objects of @p. */
+/*
+ * Frees the @nr objects of @p; NULL entries are skipped. As 6.12's
+ * kmem_cache_free_bulk(), the entries of @p are reordered while the objects of one slab
+ * are chained: @p's contents are undefined afterwards.
+ */
 void rslub_cache_free_bulk(struct rslub_cache *s, size_t nr, void **p);
 
 /* Gives every CPU's active slab back and frees every empty slab. May sleep. */

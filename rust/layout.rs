@@ -423,9 +423,10 @@ pub(crate) struct WhatIf {
     pub(crate) kernel: Option<u32>,
     /// The highest order shown: rslub's `max_order`, or a higher chosen order.
     pub(crate) last: u32,
-    /// rslub's default `min_partial` ([`min_partial_for`]).
+    /// The tuned profile's `min_partial` ([`min_partial_for`]).
     pub(crate) min_partial: u32,
-    /// The kernel's `min_partial` ([`slub_min_partial_for`]).
+    /// The kernel's (6.12's) `min_partial` ([`slub_min_partial_for`]), the classic
+    /// profile's.
     pub(crate) kernel_min_partial: u32,
 }
 

@@ -54,16 +54,18 @@
 //! slab comes from the page allocator (which may sleep). An empty CPU free list is
 //! refilled, in order, from objects other CPUs freed into the active slab, from the CPU's
 //! partial list, from the local node's partial list (taking a few more slabs for the
-//! CPU's list with the same lock), from the other nodes' lists, nearest first and each
-//! node once (`get_any_partial`, skipped on one-node machines), then from a new slab.
+//! CPU's list with the same lock), from the other nodes' lists (`get_any_partial`: under
+//! the classic profile, the default, 6.12's walk through the zonelist; under the tuned
+//! one, nearest first, each node once, none on one-node machines), then from a new slab.
 //!
 //! A free into a slab that is not the CPU's active slab pushes the object onto the slab's
 //! shared free list with `lock cmpxchg16b` on (freelist, counters). A slab that was full
 //! goes onto this CPU's partial list, without a lock (when that list is full, it goes
 //! back to the node lists first); only when a slab on a node list becomes empty, or a
 //! full one partial with the CPU lists off (`cpu_partial` 0), is the node lock taken. An
-//! empty slab goes back to the page allocator only if its node already keeps
-//! `min_partial` other partial slabs; for a `TYPESAFE_BY_RCU` cache its pages go
+//! empty slab goes back to the page allocator only if its node keeps `min_partial`
+//! partial slabs (counting the slab itself if it is on the list, as 6.12; the tuned
+//! profile does not count it); for a `TYPESAFE_BY_RCU` cache its pages go
 //! only after an RCU grace period ([`slab::Slab::free_after_grace_period`]).
 //! Shrinking and destroying flush each CPU's active slab and partial list from a worker
 //! on that CPU, on a `WQ_MEM_RECLAIM` workqueue of the module's own

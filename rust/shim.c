@@ -381,9 +381,11 @@ int rslub_zonelist_nodes(int nid, u16 *out, int max)
 /*
  * The node a remote walk starts from: 6.12's mempolicy_slab_node() (mm/mempolicy.c, not
  * exported), the node of the task's memory policy in task context, else the nearest node
- * with memory. MPOL_WEIGHTED_INTERLEAVE steps as MPOL_INTERLEAVE does (its weights are
- * mm/mempolicy.c's own); the interleave step is 6.12's interleave_nodes() without its
- * mems_allowed retry (the caller retries the whole walk).
+ * with memory. The interleave step is 6.12's interleave_nodes() without its mems_allowed
+ * retry (the caller retries the whole walk). MPOL_WEIGHTED_INTERLEAVE is read and not
+ * advanced: the node whose weight the task is spending, else the next one (6.12's
+ * weighted_interleave_nodes() also spends one of its weight, which get_il_weight(), not
+ * exported, refills; advancing il_prev alone would skew the task's page interleave).
  */
 int rslub_mempolicy_slab_node(void)
 {
@@ -399,12 +401,18 @@ int rslub_mempolicy_slab_node(void)
 	switch (policy->mode) {
 	case MPOL_PREFERRED:
 		return first_node(policy->nodes);
-	case MPOL_INTERLEAVE:
-	case MPOL_WEIGHTED_INTERLEAVE: {
+	case MPOL_INTERLEAVE: {
 		int next = next_node_in(current->il_prev, policy->nodes);
 
 		if (next < MAX_NUMNODES)
 			current->il_prev = next;
+		return next < MAX_NUMNODES ? next : node;
+	}
+	case MPOL_WEIGHTED_INTERLEAVE: {
+		int next = current->il_prev;
+
+		if (!current->il_weight || !node_isset(next, policy->nodes))
+			next = next_node_in(next, policy->nodes);
 		return next < MAX_NUMNODES ? next : node;
 	}
 	case MPOL_BIND:
@@ -433,7 +441,7 @@ int rslub_mempolicy_slab_node(void)
  * Whether the current context may take slabs of node nid for an allocation with gfp:
  * 6.12's cpuset_zone_allowed() in get_any_partial(). Its cpuset_current_node_allowed() is
  * not exported, nor is the static key that says whether cpusets are in use; this follows
- * it for interrupts, the task's mems_allowed and __GFP_HARDWALL, and lets any other
+ * it for interrupts, the task's mems_allowed, OOM victims and __GFP_HARDWALL, and lets any other
  * allocation take any node (6.12 then looks for the nearest hardwalled cpuset above the
  * task's, which is the root, with every node, unless mem_hardwall or mem_exclusive is set).
  */
@@ -441,6 +449,9 @@ bool rslub_cpuset_node_allowed(int nid, unsigned int gfp)
 {
 #ifdef CONFIG_CPUSETS
 	if (in_interrupt() || node_isset(nid, current->mems_allowed))
+		return true;
+	/* An OOM victim may take any node, to exit quickly. */
+	if (tsk_is_oom_victim(current))
 		return true;
 	return !(gfp & __GFP_HARDWALL);
 #else

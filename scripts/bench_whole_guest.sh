@@ -384,8 +384,9 @@ micro_run() {
 	rmmod rslub_kmem_micro
 	if [ "$ALLOC" = kernel ] && [ -f /rslub_kmem_micro_api.ko ]; then
 		{ insmod /rslub.ko && insmod /rslub_kmem_micro_api.ko; } ||
-			{ say "micro failed: rslub"; FAILED=1; return 0; }
+			{ say "micro failed: rslub"; FAILED=1; rmmod rslub 2>/dev/null; return 0; }
 		rmmod rslub_kmem_micro_api
+		rmmod rslub
 	fi
 	dmesg | sed -n 's/.*rslub_kmem_micro: RESULT {\(.*\)}$/\1/p' | while read -r r; do
 		say "RESULT {\"exp\":\"micro\",\"alloc\":\"$ALLOC\",\"cpus\":$CPUS,\"nodes\":$NODES,\"units\":1,\"module\":{$r}}"

@@ -81,8 +81,15 @@ def load(rundir):
 # record subtracts. Everything else (layouts, sizes, levels such as memory held) is the
 # larger run's.
 COUNTS = ("insns", "kinsns", "ns", "units", "pgalloc", "pgfree", "pgfault")
+# Every counter a cache's record may hold (bench_whole_guest.sh's FSTATS, rslub's lock
+# counters); the layouts (size, order, objects_per_slab) are not counts.
 CACHE_COUNTS = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
-                "node_lock", "node_lock_contended", "alloc_slab", "free_slab")
+                "free_frozen", "free_add_partial", "free_remove_partial", "alloc_refill",
+                "alloc_from_partial", "alloc_slab", "free_slab", "alloc_node_mismatch",
+                "cpuslab_flush", "deactivate_full", "deactivate_empty", "deactivate_to_head",
+                "deactivate_to_tail", "deactivate_remote_frees", "deactivate_bypass",
+                "order_fallback", "cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node",
+                "cpu_partial_drain", "node_lock", "node_lock_contended")
 
 
 def sub(b, a):
@@ -97,18 +104,21 @@ def sub(b, a):
     for group in ("rslub", "slub"):
         if group in b and group in a:
             out[group] = {k: v - a[group].get(k, 0) for k, v in b[group].items()}
-    if "caches" in b:
+    for group in ("caches", "slub_caches"):
+        if group not in b:
+            continue
         caches = {}
-        for name, c in b["caches"].items():
-            if name not in a.get("caches", {}):
+        for name, c in b[group].items():
+            if name not in a.get(group, {}):
                 continue
             d = dict(c)
             for k in CACHE_COUNTS:
-                d[k] = c[k] - a["caches"][name][k]
+                if k in c:
+                    d[k] = c[k] - a[group][name].get(k, 0)
             caches[name] = d
         total = sum(d["alloc_fastpath"] + d["alloc_slowpath"] for d in caches.values())
-        out["caches"] = {n: d for n, d in caches.items()
-                         if total and (d["alloc_fastpath"] + d["alloc_slowpath"]) * 50 >= total}
+        out[group] = {n: d for n, d in caches.items()
+                      if total and (d["alloc_fastpath"] + d["alloc_slowpath"]) * 50 >= total}
     return out
 
 
@@ -362,16 +372,20 @@ def main():
             STATS[(series(r), r["exp"], r.get("defer"), r["nodes"])] = r
     recs = [r for r in recs if not r["boot"].startswith("stats-")]
     with open(os.path.join(rundir, "meta")) as f:
-        commit, date, kbuild, qemu, cpus = [line.rstrip("\n") for line in f][:5]
+        meta = [line.rstrip("\n") for line in f]
+    commit, date, kbuild, qemu, cpus = meta[:5]
+    classic_build = meta[5] if len(meta) > 5 else None
 
     doc = [".. SPDX-License-Identifier: GPL-2.0\n",
            "=============================", "Benchmarks: the whole kernel",
            "=============================\n",
            "The seed threads compared allocators for the whole kernel; this page does the same "
            "for\nrslub. It is written by ``make bench`` (or ``make bench PART=whole`` alone, "
-           "``scripts/bench_whole.sh``); do not edit the figures.\n",
-           f"Made on {date} from commit {commit}, kernel build {kbuild}, {qemu}; "
-           f"{cpus} vCPUs.\n",
+           "``scripts/bench_whole.sh``; ``PART=fidelity``: only the side-by-side boots); do not "
+           "edit the figures.\n",
+           f"Made on {date} from commit {commit}, kernel build {kbuild}"
+           + (f" (classic SLUB: {classic_build})" if classic_build else "")
+           + f", {qemu}; {cpus} vCPUs.\n",
            "Method\n======\n",
            "Each boot has one allocator for all of its life, since whole-kernel mode cannot be "
            "unloaded:\nthe boots differ only in their first argument "

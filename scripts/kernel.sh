@@ -15,7 +15,7 @@ if [ -n "${KDIR:-}" ]; then
 	rust='^CONFIG_RUST=y'
 	[ "$RSLUB_KSERIES" = 6.12 ] && rust='^CONFIG_SLUB=y'
 	[ -f "$KDIR/Module.symvers" ] && grep -q "$rust" "$KDIR/.config" ||
-		die "KDIR=$KDIR is not a built kernel tree with CONFIG_RUST=y"
+		die "KDIR=$KDIR is not a built kernel tree with ${rust#^} (RSLUB_KSERIES=$RSLUB_KSERIES)"
 	printf '%s\n' "$KDIR"
 	exit 0
 fi

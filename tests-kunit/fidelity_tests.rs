@@ -243,10 +243,15 @@ mod tests {
             freed[i] = true;
         }
         let d = c.stats().since(&t);
-        assert_eq!(
-            mismatch(&d, &[(Stat::FreeSlow, 2), (Stat::FreeFast, 0)]),
-            None
-        );
+        // Under KASAN or kmemleak every object goes through the sanitizers' free, one by
+        // one (6.12 runs its free hooks per object too, but then chains what they let
+        // through: a difference in counting only, in the debug kernel).
+        if !crate::sanitize::ON {
+            assert_eq!(
+                mismatch(&d, &[(Stat::FreeSlow, 2), (Stat::FreeFast, 0)]),
+                None
+            );
+        }
         assert_eq!(
             &c.partial_order(nid).expect("memory")[..],
             &[s[0], s[1], s[3]]
@@ -289,6 +294,7 @@ mod tests {
                 &d,
                 &[
                     (Stat::NodeMismatch, 1),
+                    (Stat::CpuSlabFlush, 0),
                     (Stat::DeactivateFull, 1),
                     (Stat::CpuPartialAlloc, 0),
                     (Stat::FreeAddPartial, 1),

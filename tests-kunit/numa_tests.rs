@@ -96,7 +96,9 @@ mod tests {
             min_objects: 1,
             min_partial: 0,
         })
-        .expect("params");
+        .expect("params")
+        // The tuned profile's draw, from the CRNG: the ratio is a probability.
+        .with_profile(crate::params::Profile::Tuned);
         let c = Cache::create_with(&args(c"rslub_test_ratio", 4096), Some(params)).expect("cache");
         assert_eq!(c.layout().objects, 1);
         c.set_min_partial(0);

@@ -476,8 +476,6 @@ impl Drop for Tick {
     }
 }
 
-/// Marks the running KUnit test as skipped with `reason` (it then shows as SKIP, not
-/// PASS); the caller returns right after.
 /// Pages counted as slab memory on all nodes, reclaimable or not (`rust/shim.c`'s
 /// accounting; 6.12's `account_slab()`).
 pub(crate) fn slab_pages(reclaimable: bool) -> i64 {
@@ -485,6 +483,8 @@ pub(crate) fn slab_pages(reclaimable: bool) -> i64 {
     unsafe { ffi::rslub_test_slab_pages(reclaimable) as i64 }
 }
 
+/// Marks the running KUnit test as skipped with `reason` (it then shows as SKIP, not
+/// PASS); the caller returns right after.
 pub(crate) fn skip(reason: &CStr) {
     // SAFETY: `reason` is a valid C string; outside a KUnit test this does nothing.
     unsafe { ffi::rslub_test_skip(reason.as_char_ptr()) };

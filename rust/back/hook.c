@@ -55,6 +55,7 @@ void *rslub_cache_alloc(void *s, gfp_t gfp);
 void *rslub_cache_alloc_node(void *s, gfp_t gfp, int node);
 int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
+void rslub_cache_free_bulk(void *s, size_t nr, void **p);
 void *rslub_object_cache(const void *obj);
 void rslub_free_owned(void *obj);
 void rslub_free_owned_at(void *inside);
@@ -795,19 +796,31 @@ void rslub_rcu_barrier(void)
 	mutex_unlock(&rslub_rcu_barrier_lock);
 }
 
+/*
+ * kmem_cache_free_bulk() and kfree_bulk(): each run of consecutive objects of one rslub
+ * cache goes to rslub's bulk free (6.12's build_detached_freelist(): objects of one slab
+ * chained, one update and one counted free per chain), the kernel's objects one by one.
+ */
 static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i < size; i++) {
+	while (i < size) {
 		void *rc = rslub_foreign(p[i]);
+		size_t j = i + 1;
 
-		if (rc)
-			rslub_cache_free(rc, p[i]);
-		else if (s)
-			kmem_cache_free(s, p[i]);
-		else
-			kfree(p[i]);
+		if (!rc) {
+			if (s)
+				kmem_cache_free(s, p[i]);
+			else
+				kfree(p[i]);
+			i = j;
+			continue;
+		}
+		while (j < size && rslub_foreign(p[j]) == rc)
+			j++;
+		rslub_cache_free_bulk(rc, j - i, p + i);
+		i = j;
 	}
 }
 

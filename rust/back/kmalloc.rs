@@ -50,7 +50,13 @@ pub(super) fn start(st: &mut State) -> Result {
             // for kmalloc-8k, whose stride stays a multiple of it when KASAN's red
             // zone grows it (to 16 KiB, as in SLUB).
             align: i.align,
-            flags: 0,
+            // `kmalloc-rcl-*` are `SLAB_RECLAIM_ACCOUNT` (6.12 `new_kmalloc_cache()`).
+            // SAFETY: A live cache.
+            flags: if unsafe { ffi::rslub_kc_reclaim_account(kc.as_ptr()) } {
+                crate::layout::RECLAIM_ACCOUNT
+            } else {
+                0
+            },
             ctor: None,
             freeptr_offset: None,
         })

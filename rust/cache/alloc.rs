@@ -174,14 +174,14 @@ impl CacheCore {
             if slab != NO_SLAB {
                 if node != NO_NODE && c.node != node as u64 {
                     self.stat(Stat::NodeMismatch);
-                    self.flush(c);
+                    self.deactivate_active(c);
                     continue;
                 }
                 // SAFETY: `slab` is frozen by this CPU (invariant), hence live.
                 if !partial::pfmemalloc_match(unsafe { &*slab }, gfp) {
                     // A slab of the emergency reserves, and a caller not entitled to
                     // them: it goes back (SLUB's `deactivate_slab` on a mismatch).
-                    self.flush(c);
+                    self.deactivate_active(c);
                     continue;
                 }
                 let mut object = c.freelist;

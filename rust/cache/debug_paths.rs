@@ -161,12 +161,13 @@ impl CacheCore {
     #[cold]
     #[inline(never)]
     pub(super) fn alloc_debug(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        let only_node = node != NO_NODE && gfp.has(Gfp::THISNODE);
+        // A node without memory, or no node, is no constraint (as the non-debug path).
         let node = if node != NO_NODE && !shim::node_has_memory(node) {
             NO_NODE
         } else {
             node
         };
+        let only_node = node != NO_NODE && gfp.has(Gfp::THISNODE);
         let mut nid = if node == NO_NODE {
             shim::numa_mem_id().unsigned_abs()
         } else {

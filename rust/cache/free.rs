@@ -380,7 +380,7 @@ impl CacheCore {
     /// As for [`CacheCore::free_bulk`].
     pub(super) unsafe fn free_bulk_raw(&self, objects: &mut [*mut u8]) {
         if self.is_debug() {
-            for &object in objects.iter() {
+            for &object in objects.iter().filter(|o| !o.is_null()) {
                 self.free_debug(object);
             }
             return;

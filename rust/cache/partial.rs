@@ -2,8 +2,9 @@
 
 //! Partial slabs across CPUs and nodes: each CPU's partial list (`put_cpu_partial`,
 //! `unfreeze_partials`), taking a partial slab for a CPU (its own list's, its node's, then
-//! other nodes', nearest first: `get_any_partial`), and giving a CPU's active slab back
-//! to its node (`deactivate`), or an empty slab to the page allocator.
+//! other nodes': `get_any_partial`, as the cache's profile walks them), and giving a
+//! CPU's active slab back to its node (`deactivate`), or an empty slab to the page
+//! allocator.
 //!
 //! A CPU's partial list (classic SLUB's `CONFIG_SLUB_CPU_PARTIAL`) holds slabs that a
 //! free on that CPU made partial (they were full, on no list), and slabs a refill from
@@ -26,12 +27,20 @@ use crate::{
 use core::{ptr, ptr::NonNull};
 
 impl CacheCore {
-    /// Gives this CPU's active slab back to its node (`deactivate_slab`). Interrupts are
-    /// off, or the cache is being destroyed and no CPU uses it.
+    /// Gives this CPU's active slab back to its node (6.12's `flush_slab`, counted as
+    /// `cpuslab_flush`). Interrupts are off, or the cache is being destroyed and no CPU
+    /// uses it.
     pub(super) fn flush(&self, c: &mut CpuSlab) {
+        self.stat(Stat::CpuSlabFlush);
+        self.deactivate_active(c);
+    }
+
+    /// Gives this CPU's active slab back to its node without counting a flush: an
+    /// allocation that cannot use it (another node, the emergency reserves), as 6.12's
+    /// `goto deactivate_slab` in `___slab_alloc` (slub.c:3818-3829). Interrupts are off.
+    pub(super) fn deactivate_active(&self, c: &mut CpuSlab) {
         let (slab, freelist) = (c.slab, c.freelist);
         c.clear_active();
-        self.stat(Stat::CpuSlabFlush);
         // SAFETY: `slab` was this CPU's active slab, frozen by it, and `freelist` its
         // private free list.
         unsafe { self.deactivate(slab, freelist) };
@@ -245,9 +254,9 @@ impl CacheCore {
     /// Takes the first partial slab of node `nid` that may serve `gfp`, frozen, with its
     /// free list, and, with the same lock, up to `cpu_partial_slabs / 2 + 1` more such
     /// slabs for this CPU's partial list, whatever it holds already, as 6.12's
-    /// `get_partial_node` (slub.c:2913-2930; the list may then exceed its limit until
-    /// the next free drains it). A slab of the emergency reserves is skipped for a
-    /// caller not entitled to them (`pfmemalloc_match()`).
+    /// `get_partial_node` (slub.c:2913-2930; the allocation path empties that list
+    /// before it comes here). A slab of the emergency reserves is skipped for a caller
+    /// not entitled to them (`pfmemalloc_match()`).
     pub(super) fn get_partial_node(
         &self,
         c: &mut CpuSlab,

@@ -47,20 +47,29 @@ impl CacheCore {
         self.flush_this_cpu();
     }
 
-    /// The slabs on node `nid`'s partial list, head first, as addresses (for the suites,
-    /// which compare the order with 6.12's).
+    /// The first 16 slabs on node `nid`'s partial list, head first, as addresses (for the
+    /// suites, which compare the order with 6.12's). Nothing is allocated under the node
+    /// lock (in whole-kernel mode that could take another node lock).
     #[cfg(rslub_inject)]
     pub(crate) fn partial_order(&self, nid: u32) -> Result<KVec<usize>> {
-        let mut v = KVec::new();
-        let irq = IrqDisabled::new();
-        let mut g = self.lock_node(self.node(nid), &irq);
-        let mut p = g.list().first();
-        while let Some(slab) = p {
-            v.push(slab as usize, kernel::alloc::flags::GFP_ATOMIC)?;
-            // SAFETY: On this list, lock held.
-            let next = unsafe { (*slab).links().next };
-            p = (!next.is_null()).then_some(next);
+        let (mut first, mut n) = ([0usize; 16], 0);
+        {
+            let irq = IrqDisabled::new();
+            let mut g = self.lock_node(self.node(nid), &irq);
+            let mut p = g.list().first();
+            while let Some(slab) = p {
+                if n == first.len() {
+                    break;
+                }
+                first[n] = slab as usize;
+                n += 1;
+                // SAFETY: On this list, lock held.
+                let next = unsafe { (*slab).links().next };
+                p = (!next.is_null()).then_some(next);
+            }
         }
+        let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+        v.extend_from_slice(&first[..n], GFP_KERNEL)?;
         Ok(v)
     }
 
