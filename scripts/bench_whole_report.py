@@ -122,6 +122,33 @@ def sub(b, a):
     return out
 
 
+def denoise(recs):
+    """Every run's counters less those of the boot's run of nothing ("noop",
+    bench_whole_guest.sh): the snapshots' own allocations. Marginal records need none
+    (it cancels); the instruction counts have none (the marks are inside)."""
+    noops = {r["boot"]: r for r in recs if r["exp"] == "noop"}
+    out = []
+    for r in recs:
+        n = noops.get(r["boot"])
+        if r["exp"] == "noop":
+            continue
+        if n is None or r.get("marginal") or r["exp"] == "micro":
+            out.append(r)
+            continue
+        r = dict(r)
+        for group in ("rslub", "slub"):
+            if group in r and group in n:
+                r[group] = {k: v - n[group].get(k, 0) for k, v in r[group].items()}
+        for group in ("caches", "slub_caches"):
+            if group in r and group in n:
+                r[group] = {name: ({k: (v - n[group][name].get(k, 0) if k in CACHE_COUNTS else v)
+                                    for k, v in c.items()} if name in n[group] else c)
+                            for name, c in r[group].items()}
+        r["denoised"] = True
+        out.append(r)
+    return out
+
+
 def marginal(recs):
     """Workloads run at two sizes (scale 1 and 2, bench_whole_guest.sh's thrice()) get a
     derived record each, the larger run minus the smaller ("marginal"), which the tables
@@ -360,7 +387,7 @@ def fidelity_caches(k6, rc):
 
 def main():
     rundir, docdir = sys.argv[1], sys.argv[2]
-    every = marginal(load(rundir))
+    every = denoise(marginal(load(rundir)))
     os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
     with open(os.path.join(docdir, "benchmarks", "whole.json"), "w") as f:
         json.dump(every, f, indent=0, sort_keys=True)
@@ -449,11 +476,11 @@ def main():
            "their node, and their metadata, objects of the kernel cache\n``rslub_meta``).\n",
            "The counters are read by a snapshot before the rest that precedes a run and by one "
            "after it,\nso they also count what the rest and the snapshots themselves allocate "
-           "(a few hundred\nobjects, thousands in the ``SLUB_STATS`` boot, whose snapshot opens "
-           "every cache's\ncounter files): next to nothing beside hackbench's or fork's runs, "
-           "a few percent of a\nping-pong's, and nothing in the *marginal* rows, where it "
-           "cancels. The instruction counts\nhave none of it: the marks are taken after the "
-           "rest and before the second snapshot.\n",
+           "(a few hundred\nobjects, thousands in the ``SLUB_STATS`` boots, whose snapshots open "
+           "every cache's\ncounter files). Each boot first measures a run of nothing the same "
+           "way, and its counters\nare subtracted from every run's of the boot (in the "
+           "*marginal* rows it cancels anyway).\nThe instruction counts have none of it: the "
+           "marks are taken after the rest and before\nthe second snapshot.\n",
            ]
 
     hook_file = os.path.join(rundir, "hook_cost.res")

@@ -16,7 +16,18 @@ n) out=$out-unhardened kargs+=(RSLUB_HARDENED=n) ;;
 *) die "RSLUB_HARDENED=$RSLUB_HARDENED: must be y or n" ;;
 esac
 mkdir -p "$out"
-make -s -C "$kdir" M="$RSLUB_TOP" MO="$out" "${kargs[@]}" -j"$(nproc)" "$@" >&2
+if [ "$RSLUB_KSERIES" = 6.12 ]; then
+	# Classic SLUB's kernel (no Rust: Kbuild builds only the benchmark's C modules). Its
+	# Kbuild has no MO= (a separate output folder, 6.13 on): the sources are copied to
+	# the output folder and built there, never in the repository.
+	mkdir -p "$out/bench"
+	cp "$RSLUB_TOP/Kbuild" "$out/"
+	cp "$RSLUB_TOP"/bench/kfree_rcu.c "$RSLUB_TOP"/bench/kmem_micro.c "$out/bench/"
+	cp -r "$RSLUB_TOP/include" "$out/"
+	make -s -C "$kdir" M="$out" "${kargs[@]}" -j"$(nproc)" "$@" >&2
+else
+	make -s -C "$kdir" M="$RSLUB_TOP" MO="$out" "${kargs[@]}" -j"$(nproc)" "$@" >&2
+fi
 # The kernel's own slabinfo (tools/mm/slabinfo.c of the same tree), which
 # scripts/slabinfo runs on rslub's debugfs tree.
 src=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")/tools/mm/slabinfo.c
