@@ -124,11 +124,20 @@ fidelity() {
 	RSLUB_KSERIES=6.12 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
 	VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/stats-n2-classic.jsonl" alloc=kernel $all
+	# How far the counters of hackbench and the ping-pong move between two boots of one
+	# allocator (QEMU's -seed 2): the scale of a difference between the allocators that
+	# says nothing.
+	NODES=2 SEED=2 boot "$out/n2-rslub-seed2.jsonl" alloc=rslub hackbench pingpong
+	# And with every hook through ftrace's handler (direct=0): rslub's code the same, only
+	# the hooks' instructions more, which moves hackbench's counters as timing does.
+	NODES=2 boot "$out/n2-rslub-direct0.jsonl" alloc=rslub rslub:direct=0 hackbench
+	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 SEED=2 boot "$out/stats-n2-classic-seed2.jsonl" \
+		alloc=kernel hackbench pingpong
 }
 if [ "${FIDELITY:-0}" = 1 ]; then
 	fidelity
 	log "side-by-side benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
-	python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"
+	python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation" --fidelity
 	exit 0
 fi
 # The hooks' cost per call (rslub_bench suite=5, as make bench's side-by-side boot has it):

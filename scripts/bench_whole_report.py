@@ -198,11 +198,12 @@ def series(r):
     return "6.12" if r["boot"].endswith("-classic") else "7.3"
 
 
-def stats_rec(r):
-    """The same run in the boot of the same kernel with SLUB_STATS (boots stats-*)."""
+def stats_rec(r, boot=None):
+    """The same run in the boot of the same kernel with SLUB_STATS (boot stats-BOOT, BOOT
+    the run's own unless given)."""
     if r["alloc"] != "kernel":
         return None
-    return STATS.get((series(r), r["exp"], r.get("defer"), r["nodes"]))
+    return STATS.get((boot or r["boot"], r["exp"], r.get("defer")))
 
 
 def slub_of(r):
@@ -309,7 +310,7 @@ def fidelity_section(recs, micro):
     doc = []
     if not any(r["boot"] == "n2-classic" for r in recs):
         return doc
-    doc.append("Classic SLUB 6.12 beside rslub\n==============================\n")
+    doc.append("Side by side, 2 nodes\n=====================\n")
     doc.append(
         "The same 2-node boots on three kernels' allocators: *sheaves 7.3* (the kernel's SLUB "
         "of\n7.3.4), *classic SLUB 6.12* (Linux 6.12.117 from Debian's ``linux-source-6.12``, "
@@ -343,23 +344,52 @@ def fidelity_section(recs, micro):
                        "by the run's end.\n")
             continue
         for prefix, k7, k6, rc, rt in groups:
-            s6, s7 = slub_of(k6) or {}, (slub_of(k7) or {}) if k7 else {}
-            if not s6 or not rc:
+            k6s = stats_rec(k6)
+            s7 = (slub_of(k7) or {}) if k7 else {}
+            if not k6s or not rc:
                 continue
-            doc.append(f"{prefix}the allocator's counters per 1000 {unit}s, summed over "
-                       "the caches (rslub: every cache it\nserves, kmalloc's classes "
-                       "included); the ratio is rslub classic's over 6.12's:\n")
+            # The workload's caches: those that served at least 2% of the run's allocations
+            # on both 6.12 and rslub (the snapshots' own caches drop out: on 6.12's
+            # SLUB_STATS kernel they are large, on rslub small).
+            both = sorted(set(k6s.get("slub_caches", {})) & set(rc.get("caches", {})))
+            s6 = {n: sum(k6s["slub_caches"][c].get(n, 0) for c in both) for n in FIDELITY}
+            rcs = {n: sum(rc["caches"][c].get(n, 0) for c in both) for n in FIDELITY}
+            doc.append(f"{prefix}the allocator's counters per 1000 {unit}s in the caches "
+                       f"of the workload ({', '.join(both) or 'none'}: the\ncaches that served "
+                       "at least 2% of the run's allocations on both); the ratio is rslub\n"
+                       "classic's over 6.12's. *sheaves 7.3* and *rslub tuned* are summed over "
+                       "all caches:\n")
+            # The same allocators in a second boot each (QEMU's -seed 2): how far a
+            # counter moves between two boots of one allocator.
+            defer = k6.get("defer")
+            k6b = STATS.get(("n2-classic-seed2", exp, defer))
+            rcb = next((r for r in recs if r["boot"] == "n2-rslub-seed2" and r["exp"] == exp
+                        and r.get("defer") == defer), None)
+            seeds = k6b is not None and rcb is not None
+            # rslub with every hook through ftrace's handler (direct=0): the allocator's
+            # code the same, only the hooks' instructions more.
+            rcd = next((r for r in recs if r["boot"] == "n2-rslub-direct0" and r["exp"] == exp
+                        and r.get("defer") == defer), None)
             body = []
             for n in FIDELITY:
                 v6 = per(k6, s6.get(n, 0), 1000)
-                vc = per(rc, rs(rc, n), 1000)
+                vc = per(rc, rcs.get(n, 0), 1000)
                 ratio = f"{vc / v6:.2f}" if v6 else ("-" if not vc else "new")
                 flag = "" if not v6 or BAND[0] <= vc / v6 <= BAND[1] else " (!)"
-                body.append([n, f"{per(k7, s7[n], 1000):.1f}" if k7 and n in s7 else "-",
-                             f"{v6:.1f}", f"{vc:.1f}",
-                             f"{per(rt, rs(rt, n), 1000):.1f}" if rt else "-", ratio + flag])
+                line = [n, f"{per(k7, s7[n], 1000):.1f}" if k7 and n in s7 else "-",
+                        f"{v6:.1f}", f"{vc:.1f}",
+                        f"{per(rt, rs(rt, n), 1000):.1f}" if rt else "-", ratio + flag]
+                if seeds:
+                    line += [f"{per(k6b, sum(k6b.get('slub_caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}",
+                             f"{per(rcb, sum(rcb.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}"]
+                if rcd:
+                    line.append(f"{per(rcd, sum(rcd.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}")
+                body.append(line)
             doc.append(table(["counter", "sheaves 7.3", "classic SLUB 6.12", "rslub classic",
-                              "rslub tuned", "ratio"], body))
+                              "rslub tuned", "ratio"]
+                             + (["6.12, -seed 2", "rslub classic, -seed 2"] if seeds else [])
+                             + (["rslub classic, direct=0"] if rcd else []),
+                             body))
             doc.append("(!): outside 0.9-1.1, explained in Documentation/design.rst, "
                        "\"Fidelity to classic SLUB\". Sheaves\ncount some of these "
                        "differently (``alloc_fastpath`` from a sheaf) and lack the others.\n")
@@ -387,21 +417,49 @@ def fidelity_caches(k6, rc):
 
 def main():
     rundir, docdir = sys.argv[1], sys.argv[2]
+    # --fidelity: only the side-by-side boots ran (make bench PART=fidelity): only
+    # benchmarks_fidelity.rst and benchmarks/fidelity.json are written.
+    only_fidelity = sys.argv[3:] == ["--fidelity"]
     every = denoise(marginal(load(rundir)))
     os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
-    with open(os.path.join(docdir, "benchmarks", "whole.json"), "w") as f:
-        json.dump(every, f, indent=0, sort_keys=True)
-        f.write("\n")
+    fid_boots = ("n2-kernel", "n2-classic", "n2-rslub", "n2-rslub-tuned", "n2-rslub-seed2",
+                 "n2-rslub-direct0",
+                 "stats-n2-kernel", "stats-n2-classic", "stats-n2-classic-seed2")
+    outs = [("fidelity.json", [r for r in every if r["boot"] in fid_boots])]
+    if not only_fidelity:
+        outs.append(("whole.json", every))
+    for name, rs_ in outs:
+        with open(os.path.join(docdir, "benchmarks", name), "w") as f:
+            json.dump(rs_, f, indent=0, sort_keys=True)
+            f.write("\n")
     micro = [r for r in every if r["exp"] == "micro"]
     recs = [r for r in every if r.get("table", True) and r["exp"] != "micro"]
     for r in recs:
         if r["boot"].startswith("stats-"):
-            STATS[(series(r), r["exp"], r.get("defer"), r["nodes"])] = r
+            STATS[(r["boot"][len("stats-"):], r["exp"], r.get("defer"))] = r
     recs = [r for r in recs if not r["boot"].startswith("stats-")]
     with open(os.path.join(rundir, "meta")) as f:
         meta = [line.rstrip("\n") for line in f]
     commit, date, kbuild, qemu, cpus = meta[:5]
     classic_build = meta[5] if len(meta) > 5 else None
+    provenance = (f"Made on {date} from commit {commit}, kernel build {kbuild}"
+                  + (f" (classic SLUB: {classic_build})" if classic_build else "")
+                  + f", {qemu}; {cpus} vCPUs.\n")
+    fid = [".. SPDX-License-Identifier: GPL-2.0\n",
+           "===============================================",
+           "Benchmarks: classic SLUB 6.12 beside rslub",
+           "===============================================\n",
+           "Written by ``make bench`` (or ``make bench PART=fidelity`` alone, "
+           "``scripts/bench_whole.sh``);\ndo not edit the figures. The boots, the guest, "
+           "the instruction counts and the counters'\nwindows are those of "
+           ":doc:`benchmarks_whole` (\"Method\"); Documentation/design.rst\n(\"Fidelity to "
+           "classic SLUB\") lists every behaviour where rslub and 6.12 differ and explains\n"
+           "the ratios this page flags.\n", provenance]
+    fid.extend(fidelity_section(recs, micro))
+    with open(os.path.join(docdir, "benchmarks_fidelity.rst"), "w") as f:
+        f.write("\n".join(fid))
+    if only_fidelity:
+        return
 
     doc = [".. SPDX-License-Identifier: GPL-2.0\n",
            "=============================", "Benchmarks: the whole kernel",
@@ -410,9 +468,7 @@ def main():
            "for\nrslub. It is written by ``make bench`` (or ``make bench PART=whole`` alone, "
            "``scripts/bench_whole.sh``; ``PART=fidelity``: only the side-by-side boots); do not "
            "edit the figures.\n",
-           f"Made on {date} from commit {commit}, kernel build {kbuild}"
-           + (f" (classic SLUB: {classic_build})" if classic_build else "")
-           + f", {qemu}; {cpus} vCPUs.\n",
+           provenance,
            "Method\n======\n",
            "Each boot has one allocator for all of its life, since whole-kernel mode cannot be "
            "unloaded:\nthe boots differ only in their first argument "
@@ -605,7 +661,10 @@ def main():
                          [[w, f"{100.0 * h:+.2f}%", f"{100.0 * x:+.2f}%"]
                           for w, h, x in hook_share]))
 
-    doc.extend(fidelity_section(recs, micro))
+    if any(r["boot"] == "n2-classic" for r in recs):
+        doc.append("Classic SLUB 6.12\n=================\n")
+        doc.append("The same boots on classic SLUB (Linux 6.12) and rslub under each profile, "
+                   "side by side,\nwith each allocator's counters: :doc:`benchmarks_fidelity`.\n")
 
     sweep = sorted((r for r in recs if r["boot"].startswith("sweep-")),
                    key=lambda r: [int(x) for x in re.findall(r"\d+", r["params"])])
