@@ -331,7 +331,7 @@ mod tests {
     /// A slab's pages count as slab memory of their node while it lives, reclaimable for a
     /// `SLAB_RECLAIM_ACCOUNT` cache (6.12's `account_slab()`), so that `Slab:` of
     /// /proc/meminfo and reclaim see them. Other activity moves the counters a little
-    /// meanwhile: a tenth of the 4 MiB is allowed.
+    /// meanwhile: a tenth of the 4 MiB is allowed either way.
     #[test]
     fn slab_pages_count_as_slab_memory() {
         use crate::{layout::RECLAIM_ACCOUNT, test_shim::slab_pages};
@@ -347,13 +347,23 @@ mod tests {
             let pages = c.footprint().page_bytes as i64 / 4096;
             assert!(pages >= 1024);
             let grown = slab_pages(reclaimable) - before;
-            assert!((grown - pages).abs() <= 102);
+            assert!(grown >= pages - 102);
+            // Under KASAN or kmemleak their own per-object records (slab objects too)
+            // grow with the 4096 allocations: only the lower bound holds there.
+            if !crate::sanitize::ON {
+                assert!(grown <= pages + 102);
+            }
             for &p in objs.iter() {
                 free(&c, p);
             }
+            // What the cache holds now goes back at destroy, and leaves the counters:
+            // measured around the destroy alone (on a KASAN kernel the kernel's own caches
+            // grow meanwhile, by quarantine).
+            let held = c.footprint().page_bytes as i64 / 4096;
+            let before = slab_pages(reclaimable);
             assert!(c.destroy().is_ok());
-            let left = slab_pages(reclaimable) - before;
-            assert!(left.abs() <= 102);
+            let dropped = before - slab_pages(reclaimable);
+            assert!((dropped - held).abs() <= 102);
         }
     }
 
