@@ -52,8 +52,10 @@ impl SlabPages {
     /// `alloc_slab_page()`). See [`crate::gfp`] for the flags each attempt
     /// gets.
     /// The pages count as slab in their node's statistics while they live, reclaimable
-    /// if `reclaimable` (a `SLAB_RECLAIM_ACCOUNT` cache's).
-    pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32, reclaimable: bool) -> Option<Self> {
+    /// if `gfp` asks for reclaimable page blocks (a `SLAB_RECLAIM_ACCOUNT` cache's, as
+    /// 6.12's `cache_vmstat_idx()`).
+    pub(crate) fn alloc(node: i32, gfp: Gfp, order: u32) -> Option<Self> {
+        let reclaimable = gfp.has(Gfp::RECLAIMABLE);
         let page = loop {
             let page = NonNull::new(shim::alloc_slab_pages(node, gfp.raw(), order))?;
             // SAFETY: The first page of a block just allocated, not freed.

@@ -37,7 +37,7 @@ impl CacheCore {
     #[cfg(rslub_inject)]
     #[inline]
     pub(crate) fn alloc_node(&self, gfp: Gfp, node: i32) -> Result<NonNull<u8>> {
-        NonNull::new(self.alloc_ptr(gfp, node)).ok_or_else(|| alloc_error(node))
+        NonNull::new(self.alloc_ptr(gfp, node)).ok_or(ENOMEM)
     }
 
     /// [`CacheCore::alloc_node`] as the C API returns it: null on failure.
@@ -425,7 +425,7 @@ impl CacheCore {
         if let Some(pages) = crate::inject::take_given_pages(self.id(), order) {
             return Some(pages);
         }
-        SlabPages::alloc(node, gfp, order, self.layout.reclaim_account)
+        SlabPages::alloc(node, gfp, order)
     }
 
     /// Fills `out` with objects; on failure frees what it took and returns the error,
@@ -486,11 +486,4 @@ impl CacheCore {
         }
         Ok(())
     }
-}
-
-/// Why an allocation from `node` failed: no memory (any node id is accepted).
-#[cfg(rslub_inject)]
-#[cold]
-fn alloc_error(_node: i32) -> Error {
-    ENOMEM
 }
