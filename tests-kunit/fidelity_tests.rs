@@ -328,41 +328,67 @@ mod tests {
         assert!(c.destroy().is_ok());
     }
 
+    /// One measurement for [`slab_pages_count_as_slab_memory`]: a cache of 1024-byte
+    /// objects, 4096 of them allocated. Returns the cache's slab pages then and how much
+    /// the slab statistics grew meanwhile, and the pages the cache still held at destroy
+    /// and how much the statistics dropped around it. Asserts nothing: the objects and
+    /// the cache are gone when it returns, whatever the figures.
+    fn account_trial(name: &CStr, reclaimable: bool) -> [i64; 4] {
+        use crate::{layout::RECLAIM_ACCOUNT, test_shim::slab_pages};
+        let mut a = args(name, 1024);
+        a.flags = if reclaimable { RECLAIM_ACCOUNT } else { 0 };
+        let c = Cache::create(&a).expect("cache");
+        let before = slab_pages(reclaimable);
+        let objs = alloc_n(&c, 4096, NO_NODE);
+        let grown = slab_pages(reclaimable) - before;
+        let pages = c.footprint().page_bytes as i64 / 4096;
+        for &p in objs.iter() {
+            free(&c, p);
+        }
+        // What the cache holds now goes back at destroy, and leaves the counters:
+        // measured around the destroy alone.
+        let held = c.footprint().page_bytes as i64 / 4096;
+        let before = slab_pages(reclaimable);
+        let destroyed = c.destroy().is_ok();
+        let dropped = before - slab_pages(reclaimable);
+        [pages, grown, held, if destroyed { dropped } else { i64::MIN }]
+    }
+
     /// A slab's pages count as slab memory of their node while it lives, reclaimable for a
     /// `SLAB_RECLAIM_ACCOUNT` cache (6.12's `account_slab()`), so that `Slab:` of
-    /// /proc/meminfo and reclaim see them. Other activity moves the counters a little
-    /// meanwhile: a tenth of the 4 MiB is allowed either way.
+    /// /proc/meminfo and reclaim see them. The statistics are the whole machine's: other
+    /// activity moves them meanwhile (on the debug kernel, KASAN's quarantine releases the
+    /// kernel's own slabs in batches of megabytes). A tenth of the 4 MiB is allowed either
+    /// way, and a measurement disturbed beyond that is taken again, up to three times.
+    /// Without the accounting every measurement grows by nothing, with it twice it grows
+    /// twice.
     #[test]
     fn slab_pages_count_as_slab_memory() {
-        use crate::{layout::RECLAIM_ACCOUNT, test_shim::slab_pages};
         for (name, reclaimable) in [
             (c"rslub_test_fidelity_unrecl", false),
             (c"rslub_test_fidelity_recl", true),
         ] {
-            let mut a = args(name, 1024);
-            a.flags = if reclaimable { RECLAIM_ACCOUNT } else { 0 };
-            let c = Cache::create(&a).expect("cache");
-            let before = slab_pages(reclaimable);
-            let objs = alloc_n(&c, 4096, NO_NODE);
-            let pages = c.footprint().page_bytes as i64 / 4096;
+            let mut m = [0; 4];
+            for _ in 0..3 {
+                m = account_trial(name, reclaimable);
+                let [pages, grown, held, dropped] = m;
+                pr_info!(
+                    "{name:?}: {pages} slab pages, statistics +{grown}; held {held} at destroy, statistics -{dropped}\n"
+                );
+                // Under KASAN or kmemleak their own per-object records (slab objects
+                // too) grow with the 4096 allocations: only the lower bound holds there.
+                let upper = if crate::sanitize::ON { i64::MAX } else { pages + 102 };
+                if (pages - 102..=upper).contains(&grown) && (dropped - held).abs() <= 102 {
+                    break;
+                }
+            }
+            let [pages, grown, held, dropped] = m;
             assert!(pages >= 1024);
-            let grown = slab_pages(reclaimable) - before;
             assert!(grown >= pages - 102);
-            // Under KASAN or kmemleak their own per-object records (slab objects too)
-            // grow with the 4096 allocations: only the lower bound holds there.
             if !crate::sanitize::ON {
                 assert!(grown <= pages + 102);
             }
-            for &p in objs.iter() {
-                free(&c, p);
-            }
-            // What the cache holds now goes back at destroy, and leaves the counters:
-            // measured around the destroy alone (on a KASAN kernel the kernel's own caches
-            // grow meanwhile, by quarantine).
-            let held = c.footprint().page_bytes as i64 / 4096;
-            let before = slab_pages(reclaimable);
-            assert!(c.destroy().is_ok());
-            let dropped = before - slab_pages(reclaimable);
+            assert!(dropped != i64::MIN);
             assert!((dropped - held).abs() <= 102);
         }
     }
