@@ -29,8 +29,7 @@ use crate::{
     },
     cache::{CacheCore, RemoteWalk, NO_NODE},
     gfp::Gfp,
-    layout,
-    params::{Params, RawParams},
+    params::{Params, Profile, RawParams},
     registry::Cache,
     shim::IrqDisabled,
     stats::{Stat, Stats},
@@ -547,104 +546,115 @@ pub(crate) fn memory() -> Result {
     Ok(())
 }
 
-/// The side-by-side tables: every size, rslub, the kernel and the floor.
+/// The experiments of one CPU that the side-by-side tables run on each allocator, in
+/// the order [`rslub_on_cpu0`] returns them.
+const ON_CPU0: [&str; 5] = ["pair", "batch", "bulk16", "bulk128", "node_local"];
+
+/// [`ON_CPU0`]'s measurements of rslub cache `r`, on CPU 0, each with rslub's counters
+/// over it, then `node_remote`'s where there is another node.
+fn rslub_on_cpu0(
+    r: &Rslub,
+    v: &mut [*mut c_void],
+    remote: Option<i32>,
+) -> Result<([(Centi, Why); 5], Option<(Centi, Why)>)> {
+    on_cpu(0, || {
+        (
+            [
+                why(r, || pair(r, 2000)),
+                why(r, || batch(r, v)),
+                why(r, || bulk(r, &mut v[..16], 100)),
+                why(r, || bulk(r, &mut v[..128], 10)),
+                why(r, || pair_node(r, 0, 2000)),
+            ],
+            remote.map(|node| why(r, || pair_node(r, node, 2000))),
+        )
+    })
+}
+
+/// The side-by-side tables: every size, rslub under each profile, the kernel and the
+/// floor, in one boot. The classic profile (`rslub`, the module's default) is the classic
+/// design's figure; the tuned one (`tuned`, the same cache switched with
+/// [`CacheCore::set_profile`]) rslub's choices.
 pub(crate) fn side_by_side() -> Result {
     let topo = Topology::read();
     let remote = (topo.online_nodes > 1).then_some(topo.online_nodes as i32 - 1);
     for size in SIZES {
         pr_info!("progress: size {size}\n");
         let r = rslub_cache(c"bench_rslub", size, None)?;
+        let t = rslub_cache(c"bench_rslub_tuned", size, None)?;
+        t.core().set_profile(Profile::Tuned);
+        // The draw is the profile's too; none in the figures (see `rslub_cache`).
+        t.core().set_remote_node_defrag_ratio(1024);
         let k = Kernel::new(c"bench_kernel", size)?;
         let floor = Floor::new(4096)?;
         let per_slab = r.core().layout().objects as usize;
         let n = (4 * per_slab).clamp(128, 2048);
         let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), n, GFP_KERNEL)?;
+        let (classic, classic_remote) = rslub_on_cpu0(&r, &mut v, remote)?;
+        let (tuned, tuned_remote) = rslub_on_cpu0(&t, &mut v, remote)?;
         on_cpu(0, || {
-            let (pr, pw) = why(&r, || pair(&r, 2000));
-            let (br, bw) = why(&r, || batch(&r, &mut v));
-            let (b16r, b16w) = why(&r, || bulk(&r, &mut v[..16], 100));
-            let (b128r, b128w) = why(&r, || bulk(&r, &mut v[..128], 10));
-            let (nr, nw) = why(&r, || pair_node(&r, 0, 2000));
-            for (name, rv, rw, kv, fv) in [
-                ("pair", pr, pw, pair(&k, 2000), pair(&floor, 2000)),
-                ("batch", br, bw, batch(&k, &mut v), batch(&floor, &mut v)),
-                (
-                    "bulk16",
-                    b16r,
-                    b16w,
-                    bulk(&k, &mut v[..16], 100),
-                    bulk(&floor, &mut v[..16], 100),
-                ),
-                (
-                    "bulk128",
-                    b128r,
-                    b128w,
-                    bulk(&k, &mut v[..128], 10),
-                    bulk(&floor, &mut v[..128], 10),
-                ),
-                (
-                    "node_local",
-                    nr,
-                    nw,
-                    pair_node(&k, 0, 2000),
-                    pair_node(&floor, 0, 2000),
-                ),
-            ] {
+            let others = [
+                (pair(&k, 2000), pair(&floor, 2000)),
+                (batch(&k, &mut v), batch(&floor, &mut v)),
+                (bulk(&k, &mut v[..16], 100), bulk(&floor, &mut v[..16], 100)),
+                (bulk(&k, &mut v[..128], 10), bulk(&floor, &mut v[..128], 10)),
+                (pair_node(&k, 0, 2000), pair_node(&floor, 0, 2000)),
+            ];
+            for (((name, (rv, rw)), (tv, tw)), (kv, fv)) in
+                ON_CPU0.iter().zip(&classic).zip(&tuned).zip(&others)
+            {
                 result!(
-                    "\"exp\":\"{name}\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"floor\":{fv},\"why\":{rw}"
+                    "\"exp\":\"{name}\",\"size\":{size},\"rslub\":{rv},\"tuned\":{tv},\"kernel\":{kv},\"floor\":{fv},\"why\":{rw},\"why_tuned\":{tw}"
                 );
             }
             // Between two bulk128 rounds a CPU keeps its active slab and its partial list
             // (given back whole to the node when full), a node `min_partial` slabs; empty
             // slabs beyond go back to the page allocator, so a round spanning more slabs
-            // allocates some anew every round. The same run with SLUB's `min_partial`
-            // shows what rslub's larger one saves.
-            let core = r.core();
-            let (objs, min_partial) = (core.layout().objects, core.min_partial());
+            // allocates some anew every round: the profiles' `min_partial` rules differ
+            // here.
+            let (rc, tc) = (r.core(), t.core());
             result!(
-                "\"exp\":\"bulk128_rule\",\"size\":{size},\"objs_per_slab\":{objs},\"cpu_partial\":{},\"cpu_partial_slabs\":{},\"min_partial\":{min_partial}",
-                core.cpu_partial(),
-                core.cpu_partial_slabs()
+                "\"exp\":\"bulk128_rule\",\"size\":{size},\"objs_per_slab\":{},\"cpu_partial\":{},\"cpu_partial_slabs\":{},\"min_partial\":{},\"min_partial_tuned\":{}",
+                rc.layout().objects,
+                rc.cpu_partial(),
+                rc.cpu_partial_slabs(),
+                rc.min_partial(),
+                tc.min_partial()
             );
-            let slub = layout::slub_min_partial_for(core.layout().size);
-            if slub != min_partial {
-                core.set_min_partial(slub);
-                let (sv, sw) = why(&r, || bulk(&r, &mut v[..128], 10));
-                core.set_min_partial(min_partial);
-                result!(
-                    "\"exp\":\"bulk128_slub_min_partial\",\"size\":{size},\"min_partial\":{slub},\"rslub\":{sv},\"why\":{sw}"
-                );
-            }
-            if let Some(node) = remote {
-                let (rv, rw) = why(&r, || pair_node(&r, node, 2000));
+            if let (Some(node), Some((rv, rw)), Some((tv, tw))) =
+                (remote, &classic_remote, &tuned_remote)
+            {
                 let kv = pair_node(&k, node, 2000);
                 result!(
-                    "\"exp\":\"node_remote\",\"size\":{size},\"rslub\":{rv},\"kernel\":{kv},\"why\":{rw}"
+                    "\"exp\":\"node_remote\",\"size\":{size},\"rslub\":{rv},\"tuned\":{tv},\"kernel\":{kv},\"why\":{rw},\"why_tuned\":{tw}"
                 );
             }
         })?;
         if topo.present_cpus > 1 {
             let (rv, rw) = why(&r, || producer_consumer(&r, &mut v));
-            let (ra, rf) = rv?;
+            let (tv, tw) = why(&t, || producer_consumer(&t, &mut v));
+            let ((ra, rf), (ta, tf)) = (rv?, tv?);
             let (ka, kf) = producer_consumer(&k, &mut v)?;
             result!(
-                "\"exp\":\"xcpu_alloc\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"why\":{rw}"
+                "\"exp\":\"xcpu_alloc\",\"size\":{size},\"rslub\":{ra},\"tuned\":{ta},\"kernel\":{ka},\"why\":{rw},\"why_tuned\":{tw}"
             );
             result!(
-                "\"exp\":\"xcpu_free\",\"size\":{size},\"rslub\":{rf},\"kernel\":{kf},\"why\":{rw}"
+                "\"exp\":\"xcpu_free\",\"size\":{size},\"rslub\":{rf},\"tuned\":{tf},\"kernel\":{kf},\"why\":{rw},\"why_tuned\":{tw}"
             );
         }
-        let ((ra, rw), ka, fa) = (
+        let ((ra, rw), (ta, tw), ka, fa) = (
             why(&r, || all_cpus(&r, 20000)),
+            why(&t, || all_cpus(&t, 20000)),
             all_cpus(&k, 20000)?,
             all_cpus(&Nothing, 20000)?,
         );
-        let ra = ra?;
+        let (ra, ta) = (ra?, ta?);
         result!(
-            "\"exp\":\"all_cpus\",\"size\":{size},\"rslub\":{ra},\"kernel\":{ka},\"floor\":{fa},\"why\":{rw}"
+            "\"exp\":\"all_cpus\",\"size\":{size},\"rslub\":{ra},\"tuned\":{ta},\"kernel\":{ka},\"floor\":{fa},\"why\":{rw},\"why_tuned\":{tw}"
         );
         drop(k);
         r.destroy();
+        t.destroy();
     }
     Ok(())
 }

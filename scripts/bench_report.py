@@ -93,7 +93,7 @@ def ratio(a, b):
 KEYS = ("exp", "size", "policy", "walk", "nodes")
 # Fields that describe a row rather than measure it.
 LABELS = {"size", "nodes", "node", "order", "objects_per_slab", "objs_per_slab", "min_partial",
-          "cpu_partial", "cpu_partial_slabs"}
+          "min_partial_tuned", "cpu_partial", "cpu_partial_slabs"}
 
 
 def repeatability(first, second):
@@ -163,8 +163,8 @@ def counter(w, name):
 
 def why_section(rows):
     """The side-by-side rows whose measurement left rslub's fast paths, and every row where
-    rslub runs more instructions than the kernel, with what rslub's counters did during the
-    measurement (per 100 allocations)."""
+    rslub runs more instructions than the kernel, under each profile, with what rslub's
+    counters did during the measurement (per 100 allocations)."""
     names = [e for e, _ in SIDE_BY_SIDE]
     if not any("why" in r for r in rows):
         return ""
@@ -175,14 +175,21 @@ def why_section(rows):
         frees = max(counter(w, "free_fastpath") + counter(w, "free_slowpath"), 1)
         return counter(w, "alloc_slowpath") * 100 / allocs, counter(w, "free_slowpath") * 100 / frees, allocs
 
-    def shown(r):
-        alloc_slow, free_slow, _ = shares(r["why"])
-        return (r["rslub"] > r["kernel"] or alloc_slow >= 0.5 or free_slow >= 0.5
-                or any(r["why"].get(k, 0) for k in partial))
+    def shown(r, value, w):
+        alloc_slow, free_slow, _ = shares(w)
+        return (value > r["kernel"] or alloc_slow >= 0.5 or free_slow >= 0.5
+                or any(w.get(k, 0) for k in partial))
 
     side = [r for r in rows if r.get("exp") in names and "why" in r and r["kernel"] > 0]
     side.sort(key=lambda r: (names.index(r["exp"]), r["size"]))
-    losing = [f'{r["exp"]} {r["size"]}' for r in side if r["rslub"] > r["kernel"]]
+    # Each row once per profile: the classic one ("rslub", the default) and, where the
+    # boot measured it, the tuned one.
+    runs = [(r, "classic", r["rslub"], r["why"]) for r in side]
+    runs += [(r, "tuned", r["tuned"], r["why_tuned"]) for r in side if "why_tuned" in r]
+    runs.sort(key=lambda x: (names.index(x[0]["exp"]), x[0]["size"], x[1]))
+    losing = lambda profile: [f'{r["exp"]} {r["size"]}' for r, p, v, _ in runs
+                              if p == profile and v > r["kernel"]]
+    tuned = any(p == "tuned" for _, p, _, _ in runs)
     out = ["The slow paths and the per-CPU partial lists\n"
            "============================================\n\n"
            "Every side-by-side row whose measurement left rslub's fast paths (at least one\n"
@@ -194,50 +201,66 @@ def why_section(rows):
            "that put one there; the list going back to the nodes). A row whose frees are\n"
            "nearly all slow pays a ``lock cmpxchg16b`` on the slab per object, which the\n"
            "kernel's sheaves do not (they keep the object in the freeing CPU's array); node\n"
-           "locks and new slabs say how often the work left the per-CPU state altogether.\n\n"
-           "Rows where rslub runs more instructions than the kernel: "
-           + (", ".join(losing) if losing else "none") + ".\n\n"]
+           "locks and new slabs say how often the work left the per-CPU state altogether.\n\n"]
+    if tuned:
+        out.append(
+            "Each row under both profiles, measured in the same boot on two caches of the same\n"
+            "size: *classic* (the default, classic SLUB 6.12's behaviour) is the classic\n"
+            "design's figure, and a row of it above the kernel is a finding about that design,\n"
+            "whose cause the counters show (see Documentation/design.rst, \"Fidelity to classic\n"
+            "SLUB\"); *tuned* (rslub's choices: ``min_partial`` by size, the remote walk over\n"
+            "each node once) keeps the rule that no row is above the kernel.\n\n"
+            "Rows above the kernel under the classic profile: "
+            + (", ".join(losing("classic")) or "none") + ".\n"
+            "Rows above the kernel under the tuned profile: "
+            + (", ".join(losing("tuned")) or "none") + ".\n\n")
+    else:
+        out.append("Rows where rslub runs more instructions than the kernel: "
+                   + (", ".join(losing("classic")) or "none") + ".\n\n")
     body = []
-    for r in filter(shown, side):
-        w = r["why"]
+    for r, profile, value, w in runs:
+        if not shown(r, value, w):
+            continue
         alloc_slow, free_slow, allocs = shares(w)
         per = lambda k: f'{(w[k] if k in w else counter(w, k)) * 100 / allocs:.2f}'
-        body.append([r["exp"], r["size"], ratio(r["rslub"], r["kernel"]), f"{alloc_slow:.2f}",
-                     f"{free_slow:.2f}", per("node_lock"), per("alloc_slab"),
-                     *(per(k) for k in partial)])
+        body.append([r["exp"], r["size"]] + ([profile] if tuned else [])
+                    + [ratio(value, r["kernel"]), f"{alloc_slow:.2f}",
+                       f"{free_slow:.2f}", per("node_lock"), per("alloc_slab"),
+                       *(per(k) for k in partial)])
     if body:
-        out.append(table(["experiment", "size", "ratio", "alloc slow %", "free slow %",
-                          "node locks", "new slabs", "cpu partial alloc", "cpu partial free",
-                          "cpu partial node", "cpu partial drain"], body))
+        out.append(table(["experiment", "size"] + (["profile"] if tuned else [])
+                         + ["ratio", "alloc slow %", "free slow %",
+                            "node locks", "new slabs", "cpu partial alloc", "cpu partial free",
+                            "cpu partial node", "cpu partial drain"], body))
     return "".join(out)
 
 
 def min_partial_section(rows):
-    """bulk128 under rslub's `min_partial` and under SLUB's, where the two differ, beside
-    the kernel: what the larger node reserve saves in page-allocator round trips."""
+    """bulk128 under the two profiles' `min_partial` rules where they differ, beside the
+    kernel: what the larger node reserve saves in page-allocator round trips. Both are
+    measured in one boot (bench/bench.rs, side_by_side)."""
     rule = {r["size"]: r for r in rows if r.get("exp") == "bulk128_rule"}
-    slub = {r["size"]: r for r in rows if r.get("exp") == "bulk128_slub_min_partial"}
-    bulk = {r["size"]: r for r in rows if r.get("exp") == "bulk128"}
+    bulk = {r["size"]: r for r in rows if r.get("exp") == "bulk128" and "why_tuned" in r}
 
     def per_round(w):
         rounds = max((counter(w, "alloc_fastpath") + counter(w, "alloc_slowpath")) / 128, 1)
         return f'{counter(w, "alloc_slab") / rounds:.2f}'
 
     body = []
-    for size in sorted(slub):
-        ru, s, r = rule.get(size), slub[size], bulk.get(size)
-        if not ru or not r:
+    for size in sorted(bulk):
+        ru, r = rule.get(size), bulk[size]
+        if not ru or "min_partial_tuned" not in ru or ru["min_partial"] == ru["min_partial_tuned"]:
             continue
         body.append([size, ru["objs_per_slab"], f'{ru["cpu_partial"]} ({ru["cpu_partial_slabs"]})',
                      ru["min_partial"], per_round(r["why"]), f'{r["rslub"]:.2f}',
-                     ratio(r["rslub"], r["kernel"]), s["min_partial"], per_round(s["why"]),
-                     f'{s["rslub"]:.2f}', ratio(s["rslub"], r["kernel"]), f'{r["kernel"]:.2f}'])
+                     ratio(r["rslub"], r["kernel"]), ru["min_partial_tuned"],
+                     per_round(r["why_tuned"]), f'{r["tuned"]:.2f}',
+                     ratio(r["tuned"], r["kernel"]), f'{r["kernel"]:.2f}'])
     if not body:
         return ""
     # Both rules' values at every size measured, from the records.
-    ours = sorted({r["min_partial"] for r in rule.values()})
-    theirs = sorted({slub[z]["min_partial"] if z in slub else r["min_partial"]
-                     for z, r in rule.items()})
+    classic = sorted({r["min_partial"] for r in rule.values()})
+    tuned = sorted({r["min_partial_tuned"] for r in rule.values() if "min_partial_tuned" in r})
     span = lambda v: " to ".join(str(x) for x in (v[0], v[-1])) if len(v) > 1 else str(v[0])
     return ("bulk128 and ``min_partial``\n"
             "===========================\n\n"
@@ -246,15 +269,15 @@ def min_partial_section(rows):
             "objects' worth, counted as half-free slabs, given back whole to the node when a\n"
             "free finds it full), and a node ``min_partial`` partial slabs, empty or not; the\n"
             "empty slabs beyond go back to the page allocator, and the next round allocates\n"
-            "them anew. rslub's ``min_partial`` grows by one per doubling of the object size\n"
-            "(``min_partial_for`` in ``rust/layout.rs``); SLUB's is ``clamp(ilog2(size) / 2,\n"
-            f"5, 10)``. Over the {len(rule)} sizes measured, rslub's runs from {span(ours)},\n"
-            f"SLUB's from {span(theirs)}. Each size where the two differ ran bulk128 again in\n"
-            "the same boot with SLUB's value (the debugfs tunable); new slabs are per round of\n"
-            "128 objects.\n\n"
-            + table(["size", "objects per slab", "cpu_partial (slabs)", "min_partial",
-                     "new slabs", "rslub", "ratio", "SLUB's min_partial", "new slabs", "rslub",
-                     "ratio", "kernel"], body))
+            "them anew. Under the classic profile ``min_partial`` is SLUB 6.12's\n"
+            "``clamp(ilog2(size) / 2, 5, 10)``; under the tuned one it grows by one per\n"
+            "doubling of the object size (``min_partial_for`` in ``rust/layout.rs``). Over the\n"
+            f"{len(rule)} sizes measured, the classic rule's runs from {span(classic)}, the tuned\n"
+            f"one's from {span(tuned)}. The sizes where the two differ, from the side-by-side\n"
+            "boot's two caches; new slabs are per round of 128 objects.\n\n"
+            + table(["size", "objects per slab", "cpu_partial (slabs)", "classic min_partial",
+                     "new slabs", "rslub classic", "ratio", "tuned min_partial", "new slabs",
+                     "rslub tuned", "ratio", "kernel"], body))
 
 
 def memory_section(rows):
@@ -342,8 +365,9 @@ def main():
         with open(os.path.join(figdir, "repeat.json"), "w") as f:
             json.dump(load([a.repeat]), f, indent=1)
     # The CSV has one column per rslub counter of a side-by-side row (why_<counter>).
-    flat = [{**{k: v for k, v in r.items() if k != "why"},
-             **{f"why_{k}": v for k, v in r.get("why", {}).items()}} for r in recs]
+    flat = [{**{k: v for k, v in r.items() if k not in ("why", "why_tuned")},
+             **{f"why_{k}": v for k, v in r.get("why", {}).items()},
+             **{f"why_tuned_{k}": v for k, v in r.get("why_tuned", {}).items()}} for r in recs]
     keys = sorted({k for r in flat for k in r})
     with open(os.path.join(figdir, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["boot"] + [k for k in keys if k != "boot"])
@@ -381,10 +405,12 @@ def main():
     doc.append("Side by side\n============\n")
     doc.append(
         "Instructions per operation (an alloc+free pair counts as one operation where the\n"
-        "table says pair). ``ratio`` is rslub / kernel: below 1, rslub runs fewer\n"
-        "instructions. The rows where rslub runs more than the kernel are listed after the\n"
-        "tables with rslub's counters over their measurement, which say where the work\n"
-        "went.\n"
+        "table says pair). rslub runs each experiment on two caches of the size in the same\n"
+        "boot, one per profile: *classic* (the default: classic SLUB 6.12's behaviour) and\n"
+        "*tuned* (``profile=tuned``: rslub's choices). ``ratio`` is rslub / kernel: below 1,\n"
+        "rslub runs fewer instructions. The rows where rslub runs more than the kernel are\n"
+        "listed after the tables with rslub's counters over their measurement, which say\n"
+        "where the work went.\n"
     )
     for exp, title in SIDE_BY_SIDE:
         rows = [r for r in main_boot if r.get("exp") == exp]
@@ -392,24 +418,33 @@ def main():
             continue
         rows.sort(key=lambda r: r["size"])
         has_floor = any("floor" in r for r in rows)
-        header = ["size", "rslub", "kernel"] + (["floor"] if has_floor else []) + ["ratio"]
+        has_tuned = any("tuned" in r for r in rows)
+        header = (["size", "rslub classic", "rslub tuned"] if has_tuned else ["size", "rslub"])
+        header += ["kernel"] + (["floor"] if has_floor else [])
+        header += ["ratio classic", "ratio tuned"] if has_tuned else ["ratio"]
         body = []
         for r in rows:
-            line = [r["size"], f'{r["rslub"]:.2f}', f'{r["kernel"]:.2f}']
+            line = [r["size"], f'{r["rslub"]:.2f}']
+            if has_tuned:
+                line.append(f'{r["tuned"]:.2f}' if "tuned" in r else "-")
+            line.append(f'{r["kernel"]:.2f}')
             if has_floor:
-                line.append(f'{r["floor"]:.2f}')
+                line.append(f'{r["floor"]:.2f}' if "floor" in r else "-")
             line.append(ratio(r["rslub"], r["kernel"]))
+            if has_tuned:
+                line.append(ratio(r.get("tuned"), r["kernel"]))
             body.append(line)
         doc.append(f"{title}\n{'-' * len(title)}\n")
         doc.append(table(header, body))
-        series = ["rslub", "kernel"] + (["floor"] if has_floor else [])
+        series = ["rslub"] + (["tuned"] if has_tuned else []) + ["kernel"] + (["floor"] if has_floor else [])
+        names = {"rslub": "rslub classic" if has_tuned else "rslub", "tuned": "rslub tuned"}
         svg = f"{exp}.svg"
         svg_bars(
             os.path.join(figdir, svg),
             title,
             "instructions per operation",
             [r["size"] for r in rows],
-            series,
+            [names.get(s, s) for s in series],
             [[r.get(s) for r in rows] for s in series],
         )
         doc.append(f"\n.. image:: benchmarks/{svg}\n")

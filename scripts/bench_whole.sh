@@ -14,9 +14,10 @@
 #     fork, execve and kfree_rcu; rslub min_partial=5 running fio (seed 000);
 #   the kernel's again with QEMU's -seed 2 (how much two boots differ);
 #   hackbench alone for rslub's max_order 0..3 x min_objects 4/8/16/32 (seed 001; 3 x 16
-#     is the defaults' layout on 4 CPUs, booted again; SWEEP=0 skips them);
-#   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel and rslub running the build
-#     (seed 003);
+#     is the defaults' layout on 4 CPUs, booted again; SWEEP=0 skips them), and on classic
+#     SLUB 6.12 with the same slub_max_order and slub_min_objects;
+#   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel, rslub and classic SLUB 6.12
+#     running the build (seed 003);
 #   the kernel's 2-node boot again on the kernel with SLUB_STATS (VARIANT=stats), for the
 #   kernel allocator's counters;
 #   classic SLUB: the same 2-node boot on Linux 6.12 (RSLUB_KSERIES=6.12, built once and
@@ -155,6 +156,7 @@ NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
 for n in 4 1; do
 	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
 	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
+	RSLUB_KSERIES=6.12 NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-build-classic.jsonl" alloc=kernel build
 done
 # The kernel's boot with other random numbers (QEMU's -seed): how much two boots of one
 # allocator differ, the scale below which a difference between allocators says nothing.
@@ -163,6 +165,9 @@ if [ "${SWEEP:-1}" = 1 ]; then
 	for o in 0 1 2 3; do
 		for m in 4 8 16 32; do
 			NODES=2 boot "$out/sweep-o$o-m$m.jsonl" alloc=rslub rslub:max_order=$o rslub:min_objects=$m hackbench
+			# Classic SLUB with the same two limits, on its command line.
+			RSLUB_KSERIES=6.12 NODES=2 KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }slub_max_order=$o slub_min_objects=$m" \
+				boot "$out/sweep-o$o-m$m-classic.jsonl" alloc=kernel hackbench
 		done
 	done
 fi

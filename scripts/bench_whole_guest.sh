@@ -92,14 +92,15 @@ FSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath free_frozen fr
 now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
 mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 
-# snap FILE: the kernel's page and slab figures ("-" lines), SLUB's counters summed over
-# its caches where the kernel has them ("-k" lines: VARIANT=stats), and rslub's counters
-# and slab bytes of every cache ("CACHE COUNTER VALUE" lines). One awk process for all of
+# snap FILE: the kernel's page and slab figures and its context switches ("-" lines),
+# SLUB's counters summed over its caches where the kernel has them ("-k" lines:
+# VARIANT=stats), and rslub's counters and slab bytes of every cache ("CACHE COUNTER
+# VALUE" lines). One awk process for all of
 # it, in every boot: a snapshot's own processes are work the next run must not inherit
 # unevenly (their exits free objects, some after a grace period).
 snap() {
 	out=$1
-	set -- /proc/vmstat /proc/meminfo
+	set -- /proc/vmstat /proc/meminfo /proc/stat
 	[ -d "$D" ] && set -- "$@" "$D"/*/stats "$D"/*/nodes
 	awk '
 	FILENAME == "/proc/vmstat" {
@@ -113,6 +114,10 @@ snap() {
 		else if ($1 == "MemFree:") mf = $2
 		next
 	}
+	FILENAME == "/proc/stat" {
+		if ($1 == "ctxt") cs = $2
+		next
+	}
 	{ n = split(FILENAME, w, "/"); c = w[n - 1] }
 	w[n] == "stats" { print c, $1, $2; next }
 	w[n] == "nodes" && $1 == "bytes" {
@@ -121,7 +126,7 @@ snap() {
 	}
 	END {
 		print "- pgalloc", p; print "- pgfree", f; print "- pgfault", pf
-		print "- slab_kib", sl; print "- free_kib", mf
+		print "- slab_kib", sl; print "- free_kib", mf; print "- ctxt", cs
 	}' "$@" > "$out"
 	# SLUB's own counters (CONFIG_SLUB_STATS), per cache, not per alias: the shell's
 	# read, no process. Summed ("-k COUNTER VALUE") and per cache ("-s CACHE/COUNTER
@@ -184,7 +189,7 @@ delta() {
 				if (w[2] == "alloc_fastpath" || w[2] == "alloc_slowpath") a[w[1]] += v
 			}
 		}
-		printf ",\"pgalloc\":%.0f,\"pgfree\":%.0f,\"pgfault\":%.0f,\"slab_kib\":%.0f,\"free_kib\":%.0f", k["pgalloc"], k["pgfree"], k["pgfault"], k["slab_kib"], k["free_kib"]
+		printf ",\"pgalloc\":%.0f,\"pgfree\":%.0f,\"pgfault\":%.0f,\"ctxt\":%.0f,\"slab_kib\":%.0f,\"free_kib\":%.0f", k["pgalloc"], k["pgfree"], k["pgfault"], k["ctxt"], k["slab_kib"], k["free_kib"]
 		if (length(ks)) {
 			printf ",\"slub\":{"
 			sep = ""

@@ -80,7 +80,7 @@ def load(rundir):
 # The per-run counts of a record (bench_whole_guest.sh's result()): what a marginal
 # record subtracts. Everything else (layouts, sizes, levels such as memory held) is the
 # larger run's.
-COUNTS = ("insns", "kinsns", "ns", "units", "pgalloc", "pgfree", "pgfault")
+COUNTS = ("insns", "kinsns", "ns", "units", "pgalloc", "pgfree", "pgfault", "ctxt")
 # Every counter a cache's record may hold (bench_whole_guest.sh's FSTATS, rslub's lock
 # counters); the layouts (size, order, objects_per_slab) are not counts.
 CACHE_COUNTS = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
@@ -136,6 +136,8 @@ def denoise(recs):
             out.append(r)
             continue
         r = dict(r)
+        if "ctxt" in r and "ctxt" in n:
+            r["ctxt"] -= n["ctxt"]
         for group in ("rslub", "slub"):
             if group in r and group in n:
                 r[group] = {k: v - n[group].get(k, 0) for k, v in r[group].items()}
@@ -183,7 +185,7 @@ def held_kib(r):
 
 
 def label(r):
-    s = ALLOC[r["alloc"]]
+    s = "classic SLUB 6.12" if series(r) == "6.12" else ALLOC[r["alloc"]]
     if r["params"]:
         s += " " + r["params"]
     return s
@@ -337,6 +339,12 @@ def fidelity_section(recs, micro):
                 cells = [f"{per(r, r[key]):.0f}" if r else "-" for r in (k7, k6, rc, rt)]
                 ratio = f"{rc[key] / rc['units'] / (k6[key] / k6['units']):.3f}" if rc else "-"
                 body.append([prefix + what] + cells + [ratio])
+            # The scheduler's share: how often the run switched tasks (/proc/stat's ctxt),
+            # which sets how many objects are in flight between an allocation and its free.
+            if all(r is None or "ctxt" in r for r in (k7, k6, rc, rt)):
+                cells = [f"{per(r, r['ctxt'], 1000):.1f}" if r else "-" for r in (k7, k6, rc, rt)]
+                ratio = f"{rc['ctxt'] / rc['units'] / (k6['ctxt'] / k6['units']):.3f}" if rc and k6["ctxt"] else "-"
+                body.append([prefix + "context switches per 1000"] + cells + [ratio])
         doc.append(table(["run", "sheaves 7.3", "classic SLUB 6.12", "rslub classic (7.3)",
                           "rslub tuned (7.3)", "rslub classic / 6.12"], body))
         if exp == "kfree_rcu":
@@ -616,7 +624,7 @@ def main():
             groups[0][1].extend(r for r in recs if r["boot"] == "n2-rslub-mp5")
         body = []
         for prefix, g in groups:
-            base = next((r for r in g if r["alloc"] == "kernel"), None)
+            base = next((r for r in g if r["alloc"] == "kernel" and series(r) == "7.3"), None)
             for r in g:
                 line = row(r, base)
                 line[0] = prefix + line[0]
@@ -666,8 +674,12 @@ def main():
         doc.append("The same boots on classic SLUB (Linux 6.12) and rslub under each profile, "
                    "side by side,\nwith each allocator's counters: :doc:`benchmarks_fidelity`.\n")
 
-    sweep = sorted((r for r in recs if r["boot"].startswith("sweep-")),
+    sweep = sorted((r for r in recs if r["boot"].startswith("sweep-") and series(r) == "7.3"),
                    key=lambda r: [int(x) for x in re.findall(r"\d+", r["params"])])
+    # Classic SLUB 6.12 with the same limits (slub_max_order, slub_min_objects): its boot
+    # is the rslub boot's name with -classic.
+    classic = {r["boot"][:-len("-classic")]: r for r in recs
+               if r["boot"].startswith("sweep-") and series(r) == "6.12" and r["exp"] == "hackbench"}
     if sweep:
         doc.append("Seed 001: hackbench, max_order x min_objects, kmalloc served\n"
                    "============================================================\n")
@@ -678,15 +690,26 @@ def main():
                    "hackbench's messages go to ``skbuff_small_head`` and ``skbuff_head_cache``: "
                    "the last column\nnames the cache that served most allocations, with its "
                    "order and objects a slab.\n")
+        if classic:
+            doc.append("Classic SLUB 6.12 ran each pair too, as ``slub_max_order`` and "
+                       "``slub_min_objects`` on its\ncommand line: its instructions per "
+                       "message, and rslub's over them (the kernels differ\nelsewhere too: "
+                       "the 2-node rows of :doc:`benchmarks_fidelity` give the scale).\n")
         base = next(r for r in main_recs if r["exp"] == "hackbench" and r["alloc"] == "kernel")
-        body = [row(base, base) + ["-"]]
+        body = [row(base, base) + ["-"] + (["-", "-"] if classic else [])]
         for r in sweep:
             c = r.get("caches", {})
             busiest = max(c, key=lambda n: c[n]["alloc_fastpath"] + c[n]["alloc_slowpath"],
                           default=None)
-            body.append(row(r, base) + [f"{busiest} {c[busiest]['order']}/"
-                                        f"{c[busiest]['objects_per_slab']}" if busiest else "-"])
-        doc.append(table(HEAD + ["busiest cache: order/objects"], body))
+            line = row(r, base) + [f"{busiest} {c[busiest]['order']}/"
+                                   f"{c[busiest]['objects_per_slab']}" if busiest else "-"]
+            if classic:
+                k6 = classic.get(r["boot"])
+                line += [f"{per(k6, k6['insns']):.0f}", f"{r['insns'] / r['units'] / (k6['insns'] / k6['units']):.3f}"] if k6 else ["-", "-"]
+            body.append(line)
+        doc.append(table(HEAD + ["busiest cache: order/objects"]
+                         + (["classic SLUB 6.12: instructions / unit", "rslub / 6.12"] if classic else []),
+                         body))
 
     build = [r for r in recs if r["exp"] == "build"]
     if build:
@@ -700,7 +723,7 @@ def main():
         body = []
         for n in sorted({r["nodes"] for r in build}, reverse=True):
             g = [r for r in build if r["nodes"] == n]
-            base = next((r for r in g if r["alloc"] == "kernel"), None)
+            base = next((r for r in g if r["alloc"] == "kernel" and series(r) == "7.3"), None)
             for r in g:
                 line = row(r, base)
                 line[0] = f"{n} node(s): {line[0]}"
