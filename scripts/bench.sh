@@ -23,12 +23,14 @@ export CPUS
 # cost with the speculation mitigations in the path (scripts/bench_distro.sh).
 # PART=whole: only the whole-system workloads (scripts/bench_whole.sh, on the default
 # kernel), which the full run does last; PART=fidelity: only their side-by-side boots
-# (sheaves 7.3, classic SLUB 6.12, rslub under each profile).
+# (sheaves 7.3, classic SLUB 6.12, rslub under each profile); PART=trace: records on 6.12
+# the hackbench sequence that rslub_fidelity replays (tests-kunit/data/).
 case ${PART:-all} in
 all) ;;
 whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
 fidelity) FIDELITY=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
-*) die "PART=$PART: must be all, whole or fidelity" ;;
+trace) TRACE=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
+*) die "PART=$PART: must be all, whole, fidelity or trace" ;;
 esac
 if [ "${VARIANT:-default}" = distro ]; then
 	exec "$RSLUB_TOP/scripts/bench_distro.sh"

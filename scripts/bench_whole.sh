@@ -92,6 +92,7 @@ if [ "$commit" != unknown ] && ! git -C "$RSLUB_TOP" diff --quiet HEAD -- rust b
 	commit="$commit (with uncommitted changes)"
 fi
 out=$RSLUB_CACHE/bench-whole
+[ "${TRACE:-0}" = 1 ] && out=$RSLUB_CACHE/bench-trace
 rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' "$commit" "$(date -u +%F)" "$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")" \
@@ -115,6 +116,16 @@ boot() {
 	esac
 }
 start=$(date +%s)
+# TRACE=1 (make bench PART=trace): the sequence rslub_fidelity replays, recorded on classic
+# SLUB 6.12's SLUB_STATS build (hackbench with skbuff_head_cache's kmem events), written
+# to tests-kunit/data/hackbench-6.12.ops; its counters over the run are printed for the
+# test's table.
+if [ "${TRACE:-0}" = 1 ]; then
+	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/trace-classic.jsonl" alloc=kernel hbtrace
+	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-classic.jsonl.log" \
+		"$RSLUB_TOP/tests-kunit/data/hackbench-6.12.ops" "$out/trace-classic.jsonl"
+	exit 0
+fi
 all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
 # The three columns: sheaves 7.3, classic SLUB 6.12, rslub on 7.3 (each profile); each
 # kernel's counters from its SLUB_STATS build.
@@ -132,6 +143,10 @@ fidelity() {
 	# And with every hook through ftrace's handler (direct=0): rslub's code the same, only
 	# the hooks' instructions more, which moves hackbench's counters as timing does.
 	NODES=2 boot "$out/n2-rslub-direct0.jsonl" alloc=rslub rslub:direct=0 hackbench
+	# And with 7.3's scheduler feature HRTICK off, as 6.12 has it (Documentation/design.rst,
+	# "Counters per unit of work": the cause of hackbench's counters on 7.3).
+	NODES=2 KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }SCHED_FEATURES=NO_HRTICK" \
+		boot "$out/n2-rslub-nohrtick.jsonl" alloc=rslub hackbench pingpong
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 SEED=2 boot "$out/stats-n2-classic-seed2.jsonl" \
 		alloc=kernel hackbench pingpong
 }

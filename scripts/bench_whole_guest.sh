@@ -26,6 +26,11 @@
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t debugfs none /sys/kernel/debug
+# SCHED_FEATURES=A,B (from the kernel's command line): scheduler features to set first,
+# as /sys/kernel/debug/sched/features takes them (NO_HRTICK: 7.3's slice-end timer off).
+for f in $(echo "${SCHED_FEATURES:-}" | tr , ' '); do
+	echo "$f" > /sys/kernel/debug/sched/features || echo "rslub_bench: cannot set scheduler feature $f"
+done
 ip link set lo up
 echo 0 2>/dev/null > /proc/sys/kernel/printk_ratelimit
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -398,6 +403,36 @@ micro_run() {
 	done
 }
 
+# hbtrace: hackbench (HB_GROUPS groups, TRACE_LOOPS loops) with the kernel's kmem events
+# of skbuff_head_cache on (its allocations in __alloc_skb, its frees by name), measured as
+# a run of its own; then the events in order, one "rslub_bench: TRACE CPU A|F ADDRESS" line
+# each, for the replay of the sequence through rslub (tests-kunit/fidelity_tests.rs).
+# Only a kernel's own allocator has the events (rslub serves those calls before them).
+TRACE_LOOPS=${TRACE_LOOPS:-25}
+hbtrace_run() {
+	t=/sys/kernel/tracing
+	mount -t tracefs nodev "$t" 2>/dev/null
+	echo 8192 > "$t/buffer_size_kb"
+	echo nohash-ptr > "$t/trace_options"
+	echo 'bytes_alloc == 256' > "$t/events/kmem/kmem_cache_alloc/filter"
+	echo 'name == "skbuff_head_cache"' > "$t/events/kmem/kmem_cache_free/filter"
+	echo > "$t/trace"
+	echo 1 > "$t/events/kmem/kmem_cache_alloc/enable"
+	echo 1 > "$t/events/kmem/kmem_cache_free/enable"
+	measure hbtrace $((HB_GROUPS * 400 * TRACE_LOOPS)) ",\"groups\":$HB_GROUPS,\"loops\":$TRACE_LOOPS" \
+		hackbench -g "$HB_GROUPS" -l "$TRACE_LOOPS"
+	echo 0 > "$t/events/kmem/kmem_cache_alloc/enable"
+	echo 0 > "$t/events/kmem/kmem_cache_free/enable"
+	awk '
+	/kmem_cache_alloc: call_site=__alloc_skb/ || / kmem_cache_free: / {
+		if (!match($0, /\[[0-9]+\]/)) next
+		cpu = substr($0, RSTART + 1, RLENGTH - 2) + 0
+		if (!match($0, / ptr=[0-9a-f]+/)) next
+		print "rslub_bench: TRACE " cpu " " ($0 ~ /kmem_cache_alloc/ ? "A" : "F") " " substr($0, RSTART + 5, RLENGTH - 5)
+	}' "$t/trace"
+	say "TRACE end, $(grep -c 'entries-lost\|LOST' "$t/trace") lost-event notes"
+}
+
 FAILED=0
 say "progress: whole-system workloads, alloc=$ALLOC$PARAMS, direct=$DIRECT, $CPUS CPUs, $NODES node(s):$EXPS"
 # A run of nothing, as every run is measured: what the snapshots and the rest allocate
@@ -415,6 +450,7 @@ for e in $EXPS; do
 	execve) thrice execve_run ;;
 	kfree_rcu) twice kfree_rcu_run ;;
 	micro) micro_run ;;
+	hbtrace) WARM=1 hackbench_run; hbtrace_run ;;
 	*) say "unknown workload $e"; FAILED=1 ;;
 	esac
 done

@@ -378,6 +378,10 @@ def fidelity_section(recs, micro):
             # code the same, only the hooks' instructions more.
             rcd = next((r for r in recs if r["boot"] == "n2-rslub-direct0" and r["exp"] == exp
                         and r.get("defer") == defer), None)
+            # rslub with 7.3's scheduler feature HRTICK off, as 6.12 runs (design.rst,
+            # "Counters per unit of work"), and its ratio to 6.12.
+            rcn = next((r for r in recs if r["boot"] == "n2-rslub-nohrtick" and r["exp"] == exp
+                        and r.get("defer") == defer), None)
             body = []
             for n in FIDELITY:
                 v6 = per(k6, s6.get(n, 0), 1000)
@@ -392,15 +396,27 @@ def fidelity_section(recs, micro):
                              f"{per(rcb, sum(rcb.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}"]
                 if rcd:
                     line.append(f"{per(rcd, sum(rcd.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}")
+                if rcn:
+                    vn = per(rcn, sum(rcn.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000)
+                    rn = f"{vn / v6:.2f}" if v6 else ("-" if not vn else "new")
+                    line += [f"{vn:.1f}", rn + ("" if not v6 or BAND[0] <= vn / v6 <= BAND[1] else " (!)")]
                 body.append(line)
             doc.append(table(["counter", "sheaves 7.3", "classic SLUB 6.12", "rslub classic",
                               "rslub tuned", "ratio"]
                              + (["6.12, -seed 2", "rslub classic, -seed 2"] if seeds else [])
-                             + (["rslub classic, direct=0"] if rcd else []),
+                             + (["rslub classic, direct=0"] if rcd else [])
+                             + (["rslub classic, NO_HRTICK", "ratio, NO_HRTICK"] if rcn else []),
                              body))
             doc.append("(!): outside 0.9-1.1, explained in Documentation/design.rst, "
                        "\"Fidelity to classic SLUB\". Sheaves\ncount some of these "
                        "differently (``alloc_fastpath`` from a sheaf) and lack the others.\n")
+            if rcn:
+                doc.append("*NO_HRTICK*: rslub's classic boot again with 7.3's scheduler "
+                           "feature ``HRTICK`` off\n(``/sys/kernel/debug/sched/features``), "
+                           "as 6.12 runs by default: what 7.3's scheduler\ndoes to the "
+                           "workload's sequence of allocations and frees, not the allocator, "
+                           "sets\nthe main column's flagged ratios (Documentation/design.rst, "
+                           "\"Counters per unit of\nwork\").\n")
             doc.append(f"{prefix}per cache (those that served at least 2% of the run's "
                        "allocations), per 1000 units, with\nthe layouts, which can differ "
                        "between the kernels:\n")
@@ -431,6 +447,7 @@ def main():
     every = denoise(marginal(load(rundir)))
     os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
     fid_boots = ("n2-kernel", "n2-classic", "n2-rslub", "n2-rslub-tuned", "n2-rslub-seed2",
+                 "n2-rslub-nohrtick",
                  "n2-rslub-direct0",
                  "stats-n2-kernel", "stats-n2-classic", "stats-n2-classic-seed2")
     outs = [("fidelity.json", [r for r in every if r["boot"] in fid_boots])]
