@@ -572,19 +572,18 @@ fn rslub_on_cpu0(
 }
 
 /// The side-by-side tables: every size, rslub under each profile, the kernel and the
-/// floor, in one boot. The classic profile (`rslub`, the module's default) is the classic
-/// design's figure; the tuned one (`tuned`, the same cache switched with
-/// [`CacheCore::set_profile`]) rslub's choices.
+/// floor, in one boot, on two caches of the size switched with [`CacheCore::set_profile`]:
+/// the classic profile's (`rslub`) is the classic design's figure, the tuned one's
+/// (`tuned`) rslub's choices.
 pub(crate) fn side_by_side() -> Result {
     let topo = Topology::read();
     let remote = (topo.online_nodes > 1).then_some(topo.online_nodes as i32 - 1);
     for size in SIZES {
         pr_info!("progress: size {size}\n");
         let r = rslub_cache(c"bench_rslub", size, None)?;
+        r.core().set_profile(Profile::Classic);
         let t = rslub_cache(c"bench_rslub_tuned", size, None)?;
         t.core().set_profile(Profile::Tuned);
-        // The draw is the profile's too; none in the figures (see `rslub_cache`).
-        t.core().set_remote_node_defrag_ratio(1024);
         let k = Kernel::new(c"bench_kernel", size)?;
         let floor = Floor::new(4096)?;
         let per_slab = r.core().layout().objects as usize;

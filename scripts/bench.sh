@@ -24,7 +24,7 @@ export CPUS
 # PART=whole: only the whole-system workloads (scripts/bench_whole.sh, on the default
 # kernel), which the full run does last; PART=fidelity: only their side-by-side boots
 # (sheaves 7.3, classic SLUB 6.12, rslub under each profile); PART=trace: records on 6.12
-# the hackbench sequence that rslub_fidelity replays (tests-kunit/data/).
+# and 7.3 the kind of hackbench sequence that rslub_fidelity replays (into the cache folder).
 case ${PART:-all} in
 all) ;;
 whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;

@@ -236,9 +236,9 @@ def why_section(rows):
 
 
 def min_partial_section(rows):
-    """bulk128 under the two profiles' `min_partial` rules where they differ, beside the
-    kernel: what the larger node reserve saves in page-allocator round trips. Both are
-    measured in one boot (bench/bench.rs, side_by_side)."""
+    """bulk128 under the two profiles where their `min_partial` differs, beside the
+    kernel: what the node reserve saves in page-allocator round trips. Both are measured
+    in one boot (bench/bench.rs, side_by_side)."""
     rule = {r["size"]: r for r in rows if r.get("exp") == "bulk128_rule"}
     bulk = {r["size"]: r for r in rows if r.get("exp") == "bulk128" and "why_tuned" in r}
 
@@ -273,8 +273,10 @@ def min_partial_section(rows):
             "``clamp(ilog2(size) / 2, 5, 10)``; under the tuned one it grows by one per\n"
             "doubling of the object size (``min_partial_for`` in ``rust/layout.rs``). Over the\n"
             f"{len(rule)} sizes measured, the classic rule's runs from {span(classic)}, the tuned\n"
-            f"one's from {span(tuned)}. The sizes where the two differ, from the side-by-side\n"
-            "boot's two caches; new slabs are per round of 128 objects.\n\n"
+            f"one's from {span(tuned)}; the profiles differ too in whether an emptied slab\n"
+            "counts itself against it (classic: yes, as 6.12). The sizes where ``min_partial``\n"
+            "differs, from the side-by-side boot's two caches; new slabs are per round of 128\n"
+            "objects.\n\n"
             + table(["size", "objects per slab", "cpu_partial (slabs)", "classic min_partial",
                      "new slabs", "rslub classic", "ratio", "tuned min_partial", "new slabs",
                      "rslub tuned", "ratio", "kernel"], body))

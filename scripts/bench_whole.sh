@@ -116,14 +116,26 @@ boot() {
 	esac
 }
 start=$(date +%s)
-# TRACE=1 (make bench PART=trace): the sequence rslub_fidelity replays, recorded on classic
-# SLUB 6.12's SLUB_STATS build (hackbench with skbuff_head_cache's kmem events), written
-# to tests-kunit/data/hackbench-6.12.ops; its counters over the run are printed for the
-# test's table.
+# TRACE=1 (make bench PART=trace): the kind of sequence rslub_fidelity replays, recorded
+# on classic SLUB 6.12's SLUB_STATS build (hackbench with skbuff_head_cache's kmem
+# events), with 6.12's counters over the run; then the same on 7.3's own allocator, with
+# its scheduler feature HRTICK and without. Written to the cache folder (out), with the
+# sequences compared (trace_ops.py --stats; Documentation/design.rst, "Counters per unit
+# of work"). The test takes a new recording when it is copied over
+# tests-kunit/data/hackbench-6.12.ops and the counters printed into its table; a 7.3 one
+# copied there instead is replayed (the counters it prints) but fails the comparison.
 if [ "${TRACE:-0}" = 1 ]; then
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/trace-classic.jsonl" alloc=kernel hbtrace
 	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-classic.jsonl.log" \
-		"$RSLUB_TOP/tests-kunit/data/hackbench-6.12.ops" "$out/trace-classic.jsonl"
+		"$out/hackbench-6.12.ops" "$out/trace-classic.jsonl"
+	NODES=2 boot "$out/trace-7.3.jsonl" alloc=kernel hbtrace
+	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-7.3.jsonl.log" "$out/hackbench-7.3.ops"
+	NODES=2 KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }SCHED_FEATURES=NO_HRTICK" \
+		boot "$out/trace-7.3-nohrtick.jsonl" alloc=kernel hbtrace
+	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-7.3-nohrtick.jsonl.log" \
+		"$out/hackbench-7.3-nohrtick.ops"
+	python3 "$RSLUB_TOP/scripts/trace_ops.py" --stats "$RSLUB_TOP/tests-kunit/data/hackbench-6.12.ops" \
+		"$out"/hackbench-*.ops
 	exit 0
 fi
 all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
@@ -144,7 +156,7 @@ fidelity() {
 	# the hooks' instructions more, which moves hackbench's counters as timing does.
 	NODES=2 boot "$out/n2-rslub-direct0.jsonl" alloc=rslub rslub:direct=0 hackbench
 	# And with 7.3's scheduler feature HRTICK off, as 6.12 has it (Documentation/design.rst,
-	# "Counters per unit of work": the cause of hackbench's counters on 7.3).
+	# "Counters per unit of work").
 	NODES=2 KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }SCHED_FEATURES=NO_HRTICK" \
 		boot "$out/n2-rslub-nohrtick.jsonl" alloc=rslub hackbench pingpong
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 SEED=2 boot "$out/stats-n2-classic-seed2.jsonl" \

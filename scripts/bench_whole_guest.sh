@@ -26,11 +26,6 @@
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t debugfs none /sys/kernel/debug
-# SCHED_FEATURES=A,B (from the kernel's command line): scheduler features to set first,
-# as /sys/kernel/debug/sched/features takes them (NO_HRTICK: 7.3's slice-end timer off).
-for f in $(echo "${SCHED_FEATURES:-}" | tr , ' '); do
-	echo "$f" > /sys/kernel/debug/sched/features || echo "rslub_bench: cannot set scheduler feature $f"
-done
 ip link set lo up
 echo 0 2>/dev/null > /proc/sys/kernel/printk_ratelimit
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
@@ -42,6 +37,16 @@ fatal() {
 	say "fatal: $*"
 	poweroff -f
 }
+
+# SCHED_FEATURES=A,B (from the kernel's command line): scheduler features to set first,
+# as /sys/kernel/debug/sched/features takes them (NO_HRTICK: 7.3's slice-end timer off);
+# the features in force are printed.
+if [ -n "${SCHED_FEATURES:-}" ]; then
+	for f in $(echo "$SCHED_FEATURES" | tr , ' '); do
+		echo "$f" > /sys/kernel/debug/sched/features || fatal "cannot set scheduler feature $f"
+	done
+	say "scheduler features: $(cat /sys/kernel/debug/sched/features)"
+fi
 
 ALLOC=kernel PARAMS="" EXPS="" SCALE=1
 for a in "$@"; do
@@ -407,12 +412,14 @@ micro_run() {
 # of skbuff_head_cache on (its allocations in __alloc_skb, its frees by name), measured as
 # a run of its own; then the events in order, one "rslub_bench: TRACE CPU A|F ADDRESS" line
 # each, for the replay of the sequence through rslub (tests-kunit/fidelity_tests.rs).
-# Only a kernel's own allocator has the events (rslub serves those calls before them).
+# Only the kernel's own allocator has the events: alloc=kernel boots.
 TRACE_LOOPS=${TRACE_LOOPS:-25}
 hbtrace_run() {
 	t=/sys/kernel/tracing
 	mount -t tracefs nodev "$t" 2>/dev/null
 	echo 8192 > "$t/buffer_size_kb"
+	# One clock for all CPUs: the replay follows the order of the events across them.
+	echo global > "$t/trace_clock"
 	echo nohash-ptr > "$t/trace_options"
 	echo 'bytes_alloc == 256' > "$t/events/kmem/kmem_cache_alloc/filter"
 	echo 'name == "skbuff_head_cache"' > "$t/events/kmem/kmem_cache_free/filter"
@@ -423,6 +430,9 @@ hbtrace_run() {
 		hackbench -g "$HB_GROUPS" -l "$TRACE_LOOPS"
 	echo 0 > "$t/events/kmem/kmem_cache_alloc/enable"
 	echo 0 > "$t/events/kmem/kmem_cache_free/enable"
+	# A full buffer overwrites the oldest events: a sequence with a hole is no sequence.
+	lost=$(cat "$t"/per_cpu/cpu*/stats | awk '$1 == "overrun:" || $1 == "commit" || $1 == "dropped" {n += $NF} END {print n + 0}')
+	[ "$lost" = 0 ] || fatal "hbtrace: $lost events lost (buffer_size_kb too small)"
 	awk '
 	/kmem_cache_alloc: call_site=__alloc_skb/ || / kmem_cache_free: / {
 		if (!match($0, /\[[0-9]+\]/)) next
@@ -430,7 +440,7 @@ hbtrace_run() {
 		if (!match($0, / ptr=[0-9a-f]+/)) next
 		print "rslub_bench: TRACE " cpu " " ($0 ~ /kmem_cache_alloc/ ? "A" : "F") " " substr($0, RSTART + 5, RLENGTH - 5)
 	}' "$t/trace"
-	say "TRACE end, $(grep -c 'entries-lost\|LOST' "$t/trace") lost-event notes"
+	say "TRACE end"
 }
 
 FAILED=0
@@ -450,7 +460,7 @@ for e in $EXPS; do
 	execve) thrice execve_run ;;
 	kfree_rcu) twice kfree_rcu_run ;;
 	micro) micro_run ;;
-	hbtrace) WARM=1 hackbench_run; hbtrace_run ;;
+	hbtrace) WARM=1; hackbench_run; WARM=0; hbtrace_run ;;
 	*) say "unknown workload $e"; FAILED=1 ;;
 	esac
 done

@@ -413,10 +413,10 @@ def fidelity_section(recs, micro):
             if rcn:
                 doc.append("*NO_HRTICK*: rslub's classic boot again with 7.3's scheduler "
                            "feature ``HRTICK`` off\n(``/sys/kernel/debug/sched/features``), "
-                           "as 6.12 runs by default: what 7.3's scheduler\ndoes to the "
-                           "workload's sequence of allocations and frees, not the allocator, "
-                           "sets\nthe main column's flagged ratios (Documentation/design.rst, "
-                           "\"Counters per unit of\nwork\").\n")
+                           "as 6.12 runs by default; its ratio is to 6.12's\ncounters too. "
+                           "Documentation/design.rst (\"Counters per unit of work\") says "
+                           "what the\nfeature does to the workload's sequence of "
+                           "allocations and frees.\n")
             doc.append(f"{prefix}per cache (those that served at least 2% of the run's "
                        "allocations), per 1000 units, with\nthe layouts, which can differ "
                        "between the kernels:\n")
