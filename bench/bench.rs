@@ -550,13 +550,16 @@ pub(crate) fn memory() -> Result {
 /// the order [`rslub_on_cpu0`] returns them.
 const ON_CPU0: [&str; 5] = ["pair", "batch", "bulk16", "bulk128", "node_local"];
 
-/// [`ON_CPU0`]'s measurements of rslub cache `r`, on CPU 0, each with rslub's counters
-/// over it, then `node_remote`'s where there is another node.
+/// A figure with rslub's counters over its measurement.
+type Measured = (Centi, Why);
+
+/// [`ON_CPU0`]'s measurements of rslub cache `r`, on CPU 0, then `node_remote`'s where
+/// there is another node.
 fn rslub_on_cpu0(
     r: &Rslub,
     v: &mut [*mut c_void],
     remote: Option<i32>,
-) -> Result<([(Centi, Why); 5], Option<(Centi, Why)>)> {
+) -> Result<([Measured; 5], Option<Measured>)> {
     on_cpu(0, || {
         (
             [

@@ -427,7 +427,13 @@ mod tests {
         ] {
             // Under KASAN or kmemleak their own per-object records (slab objects too)
             // grow with the 4096 allocations: only the lower bound holds there.
-            let upper = |t: &Trial| if crate::sanitize::ON { i64::MAX } else { t.pages + 102 };
+            let upper = |t: &Trial| {
+                if crate::sanitize::ON {
+                    i64::MAX
+                } else {
+                    t.pages + 102
+                }
+            };
             let mut t = account_trial(name, reclaimable);
             for attempt in 1..=3 {
                 pr_info!(
@@ -550,9 +556,7 @@ mod tests {
         let topo = crate::topology::Topology::read();
         let same = topo.online_cpus >= 4
             && topo.online_nodes == 2
-            && (0..4u32).all(|k| {
-                CpuId::from_u32(k).is_some_and(|cpu| cpu_to_node(cpu) == k / 2)
-            })
+            && (0..4u32).all(|k| CpuId::from_u32(k).is_some_and(|cpu| cpu_to_node(cpu) == k / 2))
             && (0..2).all(shim::node_has_memory);
         if !same {
             return skip(c"needs CPUs 0-3 on 2 nodes with memory, as the trace's machine had");
@@ -573,7 +577,10 @@ mod tests {
         assert_eq!(allocs, 20081);
         for &(name, v) in HACKBENCH_6_12_COUNTERS.iter() {
             if let Some(st) = Stat::ALL.into_iter().find(|s| s.file_str() == name) {
-                pr_info!("replay of 6.12's hackbench: {name} {} (6.12: {v})\n", d.get(st));
+                pr_info!(
+                    "replay of 6.12's hackbench: {name} {} (6.12: {v})\n",
+                    d.get(st)
+                );
             }
         }
         assert_eq!(out_of_band(&d, &HACKBENCH_6_12_COUNTERS), None);

@@ -441,11 +441,12 @@ impl CacheCore {
             }
             // Chain the run of objects of the same slab in front of `first`.
             let (mut head, mut count) = (first, 1u32);
-            // SAFETY: As above, for each object (a null one ends the run: not `slab`).
-            while i < objects.len()
-                && !objects[i].is_null()
-                && unsafe { mm::slab_of(objects[i]) } == slab
-            {
+            let of_slab = |o: *mut u8| {
+                // SAFETY: The caller guarantees live objects of this cache; a null entry
+                // (ending the run) is not looked into.
+                !o.is_null() && unsafe { mm::slab_of(o) } == slab
+            };
+            while i < objects.len() && of_slab(objects[i]) {
                 // SAFETY: The caller owns `objects[i]`.
                 unsafe { self.fp.set(objects[i], head) };
                 head = objects[i];
