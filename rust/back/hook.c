@@ -798,8 +798,9 @@ void rslub_rcu_barrier(void)
 
 /*
  * kmem_cache_free_bulk() and kfree_bulk(): each run of consecutive objects of one rslub
- * cache goes to rslub's bulk free (6.12's build_detached_freelist(): objects of one slab
- * chained, one update and one counted free per chain), the kernel's objects one by one.
+ * cache goes to rslub's bulk free (objects of one slab chained, one update per chain, as
+ * the cache's profile finds them: 6.12's build_detached_freelist() under the classic
+ * one), the kernel's objects one by one.
  */
 static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {

@@ -4,7 +4,7 @@
 //! slow path onto a slab's shared list (and between lists under the node lock), and bulk
 //! free. The design is described once, in the crate documentation (`rust/rslub.rs`).
 
-use super::{commit, CacheCore, CpuSlab, BASE_TAG};
+use super::{commit, CacheCore, CpuSlab, BASE_TAG, NO_SLAB};
 use crate::{
     arch,
     inject::{inject, Point},
@@ -362,8 +362,8 @@ impl CacheCore {
     /// - tuned: from the start, each run of consecutive objects of one slab (what bulk
     ///   allocation hands out), the objects of the active slab one by one onto this CPU's
     ///   list, each counted; 9 to 15 instructions an object fewer than the look-ahead
-    ///   (`make bench`, bulk16 and bulk128), which an array from bulk allocation never
-    ///   needs.
+    ///   (`make bench`, bulk16 and bulk128) on such arrays, more slow updates on arrays
+    ///   that mix slabs (a backed cache's callers may pass those).
     ///
     /// # Safety
     ///
@@ -428,8 +428,11 @@ impl CacheCore {
             let slab = unsafe { mm::slab_of(first) };
             // SAFETY: See `cp`; no other reference to it is live here.
             let c = unsafe { &mut *cp };
-            if slab == c.slab {
-                // SAFETY: The caller owns `first`, an object of the CPU's active slab.
+            // Not when the CPU has no active slab: `NO_SLAB` is 1, which the head page of
+            // a free order-1 block holds too (its order), so a stale pointer could match.
+            if slab == c.slab && slab != NO_SLAB {
+                // SAFETY: The caller owns `first`, an object of the CPU's active slab (a
+                // real slab: not `NO_SLAB`).
                 unsafe { self.fp.set(first, c.freelist) };
                 c.freelist = first;
                 fast += 1;
@@ -458,7 +461,8 @@ impl CacheCore {
             // the slow path takes its own locks (interrupts may already be off).
             unsafe { self.free_chain(slab, head, first, count) };
         }
-        // SAFETY: As for `free_detached`'s end.
+        // SAFETY: `cp` is this CPU's copy, interrupts still off; `fast` counts what went
+        // on its list above.
         unsafe { self.free_bulk_end(cp, fast) };
     }
 
@@ -483,8 +487,10 @@ impl CacheCore {
             }
             // SAFETY: The caller guarantees a live object of this cache.
             let slab = unsafe { mm::slab_of(tail) };
+            // The CPU's active slab is this cache's, unless there is none (`NO_SLAB`, 1,
+            // which a stale pointer's page may hold: see `free_runs`).
             // SAFETY: See `cp`; no other reference to it is live here.
-            if slab != unsafe { (*cp).slab } && !self.owns(tail) {
+            if (slab == NO_SLAB || slab != unsafe { (*cp).slab }) && !self.owns(tail) {
                 self.foreign_free(tail);
                 continue;
             }
@@ -527,7 +533,8 @@ impl CacheCore {
             // the slow path takes its own locks (interrupts may already be off).
             unsafe { self.free_chain(slab, head, tail, count) };
         }
-        // SAFETY: `cp` is this CPU's copy, interrupts still off.
+        // SAFETY: `cp` is this CPU's copy, interrupts still off; `fast` counts what went
+        // on its list above.
         unsafe { self.free_bulk_end(cp, fast) };
     }
 
@@ -536,7 +543,10 @@ impl CacheCore {
     ///
     /// # Safety
     ///
-    /// `cp` is this CPU's copy, with interrupts off since before those frees.
+    /// `cp` is this CPU's copy; `fast` counts the chains or objects the caller put on
+    /// its list in this same section with interrupts off, which are still off (so that,
+    /// when it is not 0, this CPU still has an active slab of this cache, and destruction,
+    /// which flushes every CPU first, cannot have freed the cache).
     unsafe fn free_bulk_end(&self, cp: *mut CpuSlab, fast: u64) {
         // Only if objects went on this CPU's list: then this CPU still has its active
         // slab, so the cache is not being destroyed (destruction flushes every CPU,
