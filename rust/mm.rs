@@ -196,18 +196,20 @@ pub(crate) fn page_private(addr: *const u8) -> Option<(usize, *const bindings::p
 }
 
 /// The slab metadata pointer recorded by [`SlabPages::set_owner`] for the page holding
-/// `addr`.
+/// `addr`: meaningful only for an address inside a slab whose pages rslub owns (an object
+/// handed out by one of its caches and not yet freed); for any other direct-map address
+/// it is whatever word that page's `private` holds (the bulk frees read it for pointers
+/// that break their contract, before [`crate::cache::CacheCore`]'s ownership check).
 ///
 /// # Safety
 ///
-/// `addr` must be inside a slab whose pages are owned by rslub (an object handed out by
-/// one of its caches and not yet freed).
+/// `addr` must be a direct-map address.
 #[inline(always)]
 pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
     let page = page_of(addr);
-    // SAFETY: The caller guarantees `addr` is in the direct map inside one of our slabs,
-    // so `page` is its `struct page` (`virt_to_page()` on x86-64), whose `private` field
-    // we set.
+    // SAFETY: The caller guarantees `addr` is in the direct map, so `page` is its
+    // `struct page` (`virt_to_page()` on x86-64), always mapped; `private` is a plain
+    // word, ours for our slabs' pages.
     unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *mut Slab }
 }
 

@@ -375,6 +375,47 @@ mod tests {
         unpin();
     }
 
+    /// Bulk free on a CPU without an active slab refuses a pointer whose page's `private`
+    /// holds 1, as the head page of a free order-1 block does (its order): that is also
+    /// `NO_SLAB`, the CPU's "no active slab", and once matched it as the active slab, so
+    /// that the pointer went onto the CPU's list unchecked. Under both profiles it is
+    /// reported as no slab object, and the next allocation is a real object.
+    #[test]
+    fn bulk_free_of_a_pointer_on_a_page_holding_1_is_refused() {
+        use crate::{debug::Problem, test_shim::expect_reports};
+        use kernel::page::Page;
+        if crate::sanitize::ON {
+            // The sanitizers' free, object by object, takes another path.
+            return skip(c"the bulk paths run without KASAN and kmemleak only");
+        }
+        expect_reports();
+        pin(0);
+        for profile in [Profile::Classic, Profile::Tuned] {
+            let c = Cache::create(&args(c"rslub_test_fidelity_stale", 64)).expect("cache");
+            c.set_profile(profile);
+            let page = Page::alloc_page(GFP_KERNEL).expect("page");
+            let raw = page.as_ptr();
+            // SAFETY: Our page, just allocated; the page allocator leaves `private` to
+            // its owner.
+            unsafe { (*raw).__bindgen_anon_1.__bindgen_anon_1.private = 1 };
+            let p = shim::page_address(core::ptr::NonNull::new(raw).expect("page")).as_ptr();
+            let mut bulk = [p];
+            // Nothing was allocated from `c` on this CPU: it has no active slab.
+            // SAFETY: Deliberately not an object of `c`: what is checked is the refusal.
+            unsafe { c.free_bulk(&mut bulk) };
+            let err = c.last_error();
+            let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            free(&c, q);
+            // SAFETY: As above; back to what the page allocator expects at free.
+            unsafe { (*raw).__bindgen_anon_1.__bindgen_anon_1.private = 0 };
+            drop(page);
+            assert!(c.destroy().is_ok());
+            assert_eq!(err, Some((Problem::NotASlab, p as usize)));
+            assert!(q != p as usize);
+        }
+        unpin();
+    }
+
     /// One measurement of [`slab_pages_count_as_slab_memory`], in pages.
     struct Trial {
         /// The cache's slab pages with its 4096 objects allocated.
