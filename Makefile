@@ -2,13 +2,16 @@
 #
 # rslub: quick start in README.md.
 #
-#   make test    boot the test kernel, run the KUnit suites, print "N passed, N failed"
+#   make test    boot the test kernel, run the KUnit suites, print "N passed, N failed";
+#                FULL=1 (what CI runs): the whole-kernel boot too, and the slow sweeps
 #   make stress  make test with the all-CPU stress suite running STRESS seconds (300)
 #   make run     boot it, load rslub with PARAMS="...", print what it reports; with
 #                BACK=cache,... rslub backs those kernel caches (default: the skb
 #                caches; BACK=none: none) while hackbench runs, then slabinfo
 #   make shell   interactive guest with the modules at hand
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
+#   make check-figures   fails if a Documentation/benchmarks*.rst page is older than the
+#                code it measures (scripts/figures_current.py)
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
 #                figures into Documentation/benchmarks*; PART=whole: only the
 #                whole-system workloads (Documentation/benchmarks_whole.rst);
@@ -30,9 +33,9 @@
 # Everything built goes to the cache folder (~/.cache/rslub by default), never here.
 # This file is make's; Kbuild (next to it) is the kernel build's.
 
-export VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE PART SWEEP WORKLOADS
+export FULL VARIANT CPUS NODES MEMLESS UPDATE_README BACK PARAMS APPEND ACCEL KDIR KSRC RSLUB_CACHE TIMEOUT MEM_PER_NODE STRESS SUITE PART SWEEP WORKLOADS
 
-.PHONY: all setup kernel modules modules_install test stress run shell coverage check bench clean
+.PHONY: all setup kernel modules modules_install test stress run shell coverage check check-figures bench clean
 all: modules
 
 setup:
@@ -63,6 +66,9 @@ coverage:
 
 check:
 	@scripts/check.sh
+
+check-figures:
+	@python3 scripts/figures_current.py
 
 bench:
 	@scripts/bench.sh

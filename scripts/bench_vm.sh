@@ -200,7 +200,7 @@ fi
 qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-serial "file:$rundir/console.log"
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"
-	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic ${KERNEL_ARGS:-} -- $*")
+	-append "console=ttyS0 loglevel=7 log_buf_len=16M panic=-1 oops=panic ${KERNEL_ARGS:-} -- $*")
 
 where="$CPUS CPUs, $NODES node(s), Linux $RSLUB_KSERIES $VARIANT kernel, -cpu ${QEMU_CPU:-max}${KERNEL_ARGS:+, $KERNEL_ARGS}"
 [ "${WALLCLOCK:-0}" = 1 ] && where+=", wall clock" || where+=", icount"
@@ -220,5 +220,9 @@ sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends line
 [ "$rc" -ne 124 ] || die "the guest timed out after $TIMEOUT s; console in $out.log"
 [ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
 grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
+# A kernel report or one of rslub's (scripts/reports.py, the list make test uses) fails the
+# benchmark: its figures would be of a broken run.
+reports=$(python3 "$RSLUB_TOP/scripts/reports.py" "$out.log") ||
+	die "the kernel or rslub reported a problem (console in $out.log):"$'\n'"$reports"
 sed -n 's/.*rslub_bench: RESULT //p' "$out.log" > "$out"
 [ -z "${COUNT_PLUGIN:-}" ] || cp "$rundir/count.log" "$out.count"

@@ -107,9 +107,11 @@ boot() {
 	MEM_PER_NODE=${MEM_PER_NODE:-$((1024 / NODES))} "$RSLUB_TOP/scripts/bench_vm.sh" "$@"
 	grep -q 'rslub_bench: failed 0' "$1.log" ||
 		die "a workload failed in $1.log: $(grep -m3 'failed\|fatal' "$1.log")"
-	local bad='BUG:|WARNING:|Oops|hooked without direct calls|rslub: cannot|rslub: cache [^ ]*: |destroyed with .* objects|destroyed while backed'
+	# Reports fail the boot in bench_vm.sh (scripts/reports.py); here also what is no
+	# report but makes the figures wrong: a hook without its direct call, a refused backing.
+	local bad='hooked without direct calls|rslub: cannot'
 	! grep -qE "$bad" "$1.log" ||
-		die "the kernel or rslub reported a problem: $(grep -m3 -E "$bad" "$1.log")"
+		die "rslub fell back or refused in $1.log: $(grep -m3 -E "$bad" "$1.log")"
 	case " $* " in
 	*" alloc=rslub "* | *" alloc=hooks "*)
 		grep -q 'rslub_bench: SERVED [1-9]' "$1.log" || die "rslub served no cache in $1.log" ;;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# rustfmt with the kernel tree's .rustfmt.toml, and a clippy build (CLIPPY=1) of both
-# modules with warnings as errors. Exits non-zero on anything to fix.
+# rustfmt with the kernel tree's .rustfmt.toml; clippy builds (CLIPPY=1) of the modules
+# with warnings as errors, with hardened free pointers and without (RSLUB_HARDENED=n);
+# every message of rslub's at pr_warn or above classified (scripts/reports.py). Exits
+# non-zero on anything to fix.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -19,14 +21,22 @@ if ! (cd "$RSLUB_TOP" && "$RSLUB_RUSTFMT" --edition 2021 --config-path "$ksrc/.r
 	status=1
 fi
 
-log "clippy (CLIPPY=1, warnings are errors)"
 out=$(mktemp -d "$RSLUB_CACHE/check.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 mapfile -t kargs < <(rslub_kmake_args)
-if ! make -s -C "$kdir" M="$RSLUB_TOP" MO="$out" "${kargs[@]}" CLIPPY=1 KRUSTFLAGS="-Dwarnings" \
-	KCFLAGS="-Werror" -j"$(nproc)" 2>&1; then
-	log "clippy or the compiler reported problems (above)"
-	status=1
-fi
+# Both builds of the allocator: hardened free pointers (the default) and plain ones
+# (RSLUB_HARDENED=n, Kbuild), each in a folder of its own.
+for hardened in y n; do
+	log "clippy (CLIPPY=1, warnings are errors), RSLUB_HARDENED=$hardened"
+	mkdir -p "$out/$hardened"
+	if ! make -s -C "$kdir" M="$RSLUB_TOP" MO="$out/$hardened" "${kargs[@]}" CLIPPY=1 \
+		RSLUB_HARDENED=$hardened KRUSTFLAGS="-Dwarnings" KCFLAGS="-Werror" -j"$(nproc)" 2>&1; then
+		log "clippy or the compiler reported problems (above), RSLUB_HARDENED=$hardened"
+		status=1
+	fi
+done
+
+log "rslub's messages: each a report or listed as not one (scripts/reports.py)"
+python3 "$RSLUB_TOP/scripts/reports.py" --sources || status=1
 [ "$status" -eq 0 ] && log "check: clean"
 exit "$status"

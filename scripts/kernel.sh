@@ -26,7 +26,7 @@ src=${KSRC:-$RSLUB_CACHE/src/linux-$RSLUB_KSERIES}
 kc=$RSLUB_TOP/scripts/kconfig
 case "$VARIANT" in
 default) frags=("$kc/base.config") ;;
-debug) frags=("$kc/base.config" "$kc/debug.config") ;;
+debug) frags=("$kc/base.config" "$kc/distro.config" "$kc/debug.config") ;;
 distro) frags=("$kc/base.config" "$kc/distro.config") ;;
 stats) frags=("$kc/base.config" "$kc/stats.config") ;;
 *) die "VARIANT=$VARIANT: must be 'default', 'debug', 'distro' or 'stats'" ;;

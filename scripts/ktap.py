@@ -4,9 +4,9 @@
 
 Reads RUNDIR/ktap/<suite> of each boot's RUNDIR (each a KTAP document with one suite, as
 KUnit's debugfs writes it), joins them into one KTAP document, parses it with the kernel's own
-tools/testing/kunit/kunit.py, scans the guest's kernel log for reports (oops, BUG,
-KASAN, lockdep, sleep in atomic, WARNING, and rslub's own: free list corruption, double
-free, wrong cache, red zone, poison, objects left at destruction, flags fixed up), and
+tools/testing/kunit/kunit.py, scans the guest's kernel log and console for reports (the one list in
+scripts/reports.py: the kernel's oopses, BUGs, warnings, sanitizers, lockdep, stalls and
+hangs, and rslub's own), and
 prints a summary per suite and then the line "N passed, N failed". Exits non-zero on any failed test, a suite that did
 not report, a kernel report, a guest that did not finish, or zero tests run.
 """
@@ -18,45 +18,21 @@ import re
 import subprocess
 import sys
 
-# Kernel log lines that fail a run whatever the tests said.
-REPORTS = re.compile(
-    r"(ASSERTION FAILED|BUG:|Oops|Kernel panic|general protection fault|WARNING:|KASAN:|UBSAN:|"
-    r"possible circular locking|inconsistent lock state|possible recursive locking|"
-    r"sleeping function called from invalid context|scheduling while atomic|"
-    r"suspicious RCU usage|RCU stall|soft lockup|hard LOCKUP|refcount_t:|list_(add|del) corruption)"
-)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reports import report_lines  # noqa: E402 (the one list of reports: scripts/reports.py)
 
-# rslub's own reports (rust/cache/debug_paths.rs `report`, `freelist_corrupted`, destruction with
-# objects left, flags fixed up, hardened usercopy of its objects): they fail a run too, but for those a test provokes on
-# purpose, between the marks of `expect_reports()` (tests-kunit/test_shim.rs).
-RSLUB_REPORTS = re.compile(
-    r"(\bcache \S+: .+ at (0x)?[0-9a-f]{8,}: |free pointer of free object .* overwritten|"
-    r"destroyed with \d+ objects still allocated|\bcache \S+: unexpected gfp|"
-    r"__GFP_ZERO with a constructor|Kernel memory (exposure|overwrite) attempt detected)"
-)
-# Kernel reports a test provokes on purpose (tests-kunit/sanitize_tests.rs): only those of
-# its deliberate accesses (tests-kunit/shim.c), and only inside an `expect_reports()` window.
-KERNEL_EXPECTED = re.compile(
-    r"BUG: KASAN: (slab-use-after-free|slab-out-of-bounds) in rslub_test_access_fn\b"
-)
-EXPECTED_BEGIN = "rslub-test: reports expected"
-EXPECTED_END = "rslub-test: reports end"
+CHECKS_BEGIN = "rslub-test: checks begin"
 
 
-def report_lines(lines):
-    """The lines of a kernel log that fail a run: every kernel report, and rslub's own
-    outside the windows in which a test expects them."""
-    hits, expected = [], False
-    for line in lines:
-        if EXPECTED_BEGIN in line:
-            expected = True
-        elif EXPECTED_END in line:
-            expected = False
-        elif expected and KERNEL_EXPECTED.search(line):
-            continue
-        elif REPORTS.search(line) or (not expected and RSLUB_REPORTS.search(line)):
-            hits.append(line)
-    return hits
+def log_reports(path):
+    """The report lines of a kernel log from the line where the checks began (the boot
+    before it is not under test; scripts/guest.sh marks it), or None if there is no log."""
+    if not os.path.exists(path):
+        return None
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    start = next((i for i, l in enumerate(lines) if CHECKS_BEGIN in l), 0)
+    return report_lines(lines[start:])
 
 
 def join_ktap(docs):
@@ -75,13 +51,45 @@ def join_ktap(docs):
     return "\n".join(out) + "\n"
 
 
+def combine(folder):
+    """The verdicts of several runs (.ci/run's steps): fails if a test was skipped in every
+    run that had it, that is if what a test checks was checked nowhere."""
+    runs = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                runs.append(json.load(f))
+    if not runs:
+        print(f"FAIL: no verdict in {folder}")
+        return 1
+    ran = set().union(*(set(r.get("ran", [])) for r in runs))
+    skipped = set().union(*(set(r.get("skipped", [])) for r in runs))
+    for r in runs:
+        print(f"  {r['passed']} passed, {r['failed']} failed, {len(r['skipped'])} skipped: "
+              f"{r.get('where', '?')}")
+    nowhere = sorted(skipped - ran)
+    for t in nowhere:
+        print(f"FAIL: skipped in every run: {t}")
+    print(f"{len(runs)} runs; {len(ran)} tests ran in at least one, "
+          f"{len(nowhere)} skipped in all")
+    return 1 if nowhere or any(r["failed"] for r in runs) else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--kunit", required=True, help="path of the kernel's kunit.py")
-    ap.add_argument("--rundir", required=True, action="append",
+    ap.add_argument("--combine", metavar="DIR",
+                    help="instead: read every verdict.json kept in DIR (RSLUB_VERDICTS of "
+                         ".ci/run's runs) and fail on a test that every run skipped")
+    ap.add_argument("--kunit", help="path of the kernel's kunit.py")
+    ap.add_argument("--where", default="", help="the run's kernel and topology, for the verdict")
+    ap.add_argument("--rundir", action="append",
                     help="a boot's directory (repeated for each boot; results go to the first)")
-    ap.add_argument("suites", nargs="+", help="suites that must report")
+    ap.add_argument("suites", nargs="*", help="suites that must report")
     a = ap.parse_args()
+    if a.combine:
+        return combine(a.combine)
+    if not (a.kunit and a.rundir and a.suites):
+        ap.error("--kunit, --rundir and the suites are needed")
     rundirs, a.rundir = a.rundir, a.rundir[0]
 
     problems = []
@@ -110,7 +118,7 @@ def main():
             missing.append(s)
 
     results = {}
-    skipped_cases = []
+    skipped_cases, ran_cases = [], []
     if docs:
         ktap = os.path.join(a.rundir, "results.ktap")
         with open(ktap, "w") as f:
@@ -132,17 +140,21 @@ def main():
             for t in g.get("test_cases", []):
                 if t.get("status") == "SKIP":
                     skipped_cases.append(f"{g['name']}.{t['name']}")
+                else:
+                    ran_cases.append(f"{g['name']}.{t['name']}")
 
     for rd in rundirs:
-        log = os.path.join(rd, "dmesg")
-        if os.path.exists(log):
-            with open(log, errors="replace") as f:
-                lines = f.read().splitlines()
-            # Only what happened once the checks began (scripts/guest.sh marks the log).
-            start = next((i for i, l in enumerate(lines) if "rslub-test: checks begin" in l), 0)
-            hits = report_lines(lines[start:])
-            if hits:
-                problems.append("the kernel log has reports:\n  " + "\n  ".join(hits[:40]))
+        # The guest's dmesg (saved at its end, from a 16 MiB ring) and the whole console,
+        # which goes on to the shutdown; a report in either fails the run, once.
+        hits, seen = [], set()
+        for name in ("dmesg", "vng.log"):
+            for h in log_reports(os.path.join(rd, name)) or []:
+                key = re.sub(r"^\[[ 0-9.]*\] ", "", h.strip())
+                if key not in seen:
+                    seen.add(key)
+                    hits.append(h)
+        if hits:
+            problems.append("the kernel log has reports:\n  " + "\n  ".join(hits[:40]))
         glog = os.path.join(rd, "guest.log")
         if os.path.exists(glog) and os.path.getsize(glog):
             with open(glog, errors="replace") as f:
@@ -173,7 +185,8 @@ def main():
     print(f"logs: {' '.join(rundirs)}")
     print(f"{passed} passed, {failed} failed")
     with open(os.path.join(a.rundir, "verdict.json"), "w") as f:
-        json.dump({"passed": passed, "failed": failed, "skipped": skipped_cases,
+        json.dump({"where": a.where, "passed": passed, "failed": failed,
+                   "skipped": skipped_cases, "ran": ran_cases,
                    "suites": {s: results.get(s) for s in a.suites}}, f)
     return 0 if failed == 0 and passed > 0 else 1
 

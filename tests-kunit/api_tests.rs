@@ -22,7 +22,7 @@ mod tests {
     #[test]
     fn create_alloc_free_destroy() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_c");
         // SAFETY: a valid name and no constructor.
         let s = unsafe { rslub_cache_create(c"rslub_test_c".as_char_ptr(), 72, 8, 0, None) };
         assert_eq!(err_of(s), None);
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn debug_flags_catch_misuse() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_cdbg");
         const RSLUB_DEBUG_SANITY: u32 = 0x2;
         const RSLUB_DEBUG_RED_ZONE: u32 = 0x4;
         // SAFETY: valid names, no constructor.

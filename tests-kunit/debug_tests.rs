@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn double_free_is_reported_and_not_done() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_dfree_");
         for (name, flags) in [
             (c"rslub_test_dfree_f", SANITY),
             (c"rslub_test_dfree_z", RED_ZONE),
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn free_of_another_caches_object_is_reported() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_wrong_");
         // Caught by the debug free path, and by the slow path of an ordinary cache.
         for flags in [SANITY, 0] {
             let c = debug_cache(c"rslub_test_wrong_a", 64, flags);
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn free_of_a_pointer_in_no_rslub_slab_is_reported() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_notslab");
         for flags in [SANITY, 0] {
             let c = debug_cache(c"rslub_test_notslab", 64, flags);
             let mine = alloc_n(&c, 2, -1);
@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn free_of_the_middle_of_an_object_is_reported() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_middle");
         let c = debug_cache(c"rslub_test_middle", 64, SANITY);
         let objs = alloc_n(&c, 2, -1);
         let before = errors(&c);
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn a_write_past_the_object_is_caught_at_free() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_redzone");
         let c = debug_cache(c"rslub_test_redzone", 61, RED_ZONE | STORE_USER);
         let objs = alloc_n(&c, 3, -1);
         let bad = objs[1];
@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn a_write_into_a_free_object_is_caught_at_allocation() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_poison");
         let c = debug_cache(c"rslub_test_poison", 128, POISON);
         let objs = alloc_n(&c, 3, -1);
         let victim = objs[1];
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn a_corrupted_free_list_is_caught() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_fplist");
         if !hardened() {
             return;
         }
@@ -309,7 +309,7 @@ mod tests {
     #[test]
     fn validate_walks_every_slab_and_finds_corruption() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_validate");
         if !hardened() {
             return;
         }
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn debug_caches_serve_bulk_and_node_requests() {
         // It provokes rslub's reports on purpose.
-        expect_reports();
+        expect_reports(c"rslub_test_dbgbulk");
         let c = debug_cache(c"rslub_test_dbgbulk", 200, FZPU);
         let mut out = [core::ptr::null_mut(); 40];
         c.alloc_bulk(Gfp::KERNEL, &mut out).expect("objects");

@@ -388,7 +388,7 @@ mod tests {
             // The sanitizers' free, object by object, takes another path.
             return skip(c"the bulk paths run without KASAN and kmemleak only");
         }
-        expect_reports();
+        expect_reports(c"rslub_test_fidelity_stale");
         pin(0);
         for profile in [Profile::Classic, Profile::Tuned] {
             let c = Cache::create(&args(c"rslub_test_fidelity_stale", 64)).expect("cache");

@@ -426,7 +426,7 @@ mod tests {
         };
         let kept = Gfp::KERNEL.with(Gfp::HARDWALL | Gfp::NOWARN);
         let dropped = Gfp::COMP | Gfp::ACCOUNT | Gfp::ZERO;
-        expect_reports();
+        expect_reports(c"rslub_test_page_gfp");
         let _h = install(&hook).expect("hook");
         for (caller, want) in [
             (kept.with(dropped), kept),

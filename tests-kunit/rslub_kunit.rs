@@ -86,6 +86,10 @@ module! {
             default: 3,
             description: "How long the rslub_stress suite runs (make test STRESS=60)",
         },
+        full: bool {
+            default: false,
+            description: "The slow cases' whole sweeps, not a sample (make test FULL=1, CI)",
+        },
     },
 }
 

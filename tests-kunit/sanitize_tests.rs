@@ -75,7 +75,7 @@ mod tests {
         assert!(!log_has(c"BUG: KASAN:", &at_addr(p)));
         // SAFETY: Allocated above, freed once.
         unsafe { kc.free(p) };
-        expect_reports();
+        expect_reports(c"rslub_test_kasan_uaf");
         // SAFETY: Freed, but mapped (a slab of rslub's; KASAN is to catch this read).
         unsafe { read_byte(p + 8) };
         assert!(log_has(c"BUG: KASAN: slab-use-after-free", &at_addr(p + 8)));
@@ -99,7 +99,7 @@ mod tests {
             back::back(handle(&kc)).expect("back");
             let (p, q) = (kc.alloc(Gfp::KERNEL), kc.alloc(Gfp::KERNEL));
             assert!(p != 0 && q != 0);
-            expect_reports();
+            expect_reports(c"rslub_test_kasan_oob");
             let past = p + size as usize;
             // SAFETY: One byte past the object, in its stride: mapped (the mistake KASAN is
             // to catch).
@@ -151,7 +151,7 @@ mod tests {
         inject::set_quarantine(false);
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         free(&c, p);
-        expect_reports();
+        expect_reports(c"rslub_test_kasan_double");
         // SAFETY: The deliberate second free of an object freed above.
         unsafe { c.free(NonNull::new(p as *mut u8).expect("non-null")) };
         assert_eq!(c.last_error(), Some((Problem::DoubleFree, p)));

@@ -514,11 +514,12 @@ pub(crate) unsafe fn defer(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_voi
     to_result(unsafe { ffi::rslub_test_defer(f, arg) })
 }
 
-/// Marks the kernel log: what rslub reports from now to the end of the running test is
-/// the test's own doing (a double free it makes on purpose, flags it passes wrongly).
-/// `scripts/ktap.py` fails a run on every other report of rslub's, and on every report of
-/// the kernel's (oops, KASAN, WARNING, ...) wherever it is.
-pub(crate) fn expect_reports() {
+/// Marks the kernel log: what rslub reports from now to the end of the running test about
+/// a cache whose name starts with `prefix` is the test's own doing (a double free it makes
+/// on purpose, flags it passes wrongly). `scripts/reports.py` fails a run on every other
+/// report of rslub's (those about the caches backed under traffic among them, on every
+/// CPU), and on every report of the kernel's (oops, KASAN, WARNING, ...) wherever it is.
+pub(crate) fn expect_reports(prefix: &CStr) {
     /// # Safety
     ///
     /// None: only prints.
@@ -528,7 +529,10 @@ pub(crate) fn expect_reports() {
     // The end first: a window that could not be closed is never opened.
     // SAFETY: `end` only prints, fine at any test end.
     if unsafe { defer(end, core::ptr::null_mut()) }.is_ok() {
-        pr_info!("rslub-test: reports expected\n");
+        pr_info!(
+            "rslub-test: reports expected of {}\n",
+            prefix.to_str().unwrap_or("?")
+        );
     }
 }
 
