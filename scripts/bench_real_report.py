@@ -60,7 +60,7 @@ def seed001(recs, doc):
             else:
                 row += ["-", "-", "-", "-"]
             body.append(row)
-        doc.append(table(["allocator", "instructions / message", "vs kernel",
+        doc.append(table(["allocator", "guest ns / message", "vs kernel",
                           "slow paths %", "node locks / 1000 msgs", "waits / 1000 msgs",
                           "skbuff_head_cache order/objects"], body))
         if len(k) > 1:
@@ -93,7 +93,7 @@ def seed002(recs, doc):
             else:
                 row += ["-", "-", "-", "-"]
             body.append(row)
-    doc.append(table(["deferred skb frees", "allocator", "instructions / round trip",
+    doc.append(table(["deferred skb frees", "allocator", "guest ns / round trip",
                       "vs kernel", "alloc fast %", "free fast %", "remote (slow) frees",
                       "node mismatches"], body))
 
@@ -119,7 +119,7 @@ def seed000(recs, doc):
         else:
             row += ["-", "-", "-", "-"]
         body.append(row)
-    doc.append(table(["allocator", "instructions / KiB", "vs kernel",
+    doc.append(table(["allocator", "guest ns / KiB", "vs kernel",
                       "min_partial (head/fclone/small)", "page allocator calls",
                       "slabs held after", "KiB held after"], body))
 
@@ -157,8 +157,11 @@ def section(recs, hook_line):
         "user space is busybox, Debian's ``hackbench`` (rt-tests) and\n"
         "``scripts/workloads/pingpong.c`` (a TCP ping-pong in the manner of sockperf and a\n"
         "TCP stream in the manner of iperf3, both checking every byte), all in the initramfs,\n"
-        "so the icount boots are deterministic as above. Figures are guest instructions (all\n"
-        "vCPUs) per unit of work, from the guest clock around each run; each run starts from a\n"
+        "so the icount boots are deterministic as above. Figures are guest-clock nanoseconds per\n"
+        "unit of work under ``-icount shift=0`` (the clock advances one nanosecond per\n"
+        "instruction of the vCPU that runs, and jumps over time when every vCPU idles: it is\n"
+        "not the sum of all vCPUs' instructions, which the counting plugin gives on\n"
+        ":doc:`benchmarks_whole`), from the clock around each run; each run starts from a\n"
         "fresh ``insmod`` and ends with unbacking, draining and ``rmmod``. *kernel + rslub's\n"
         "hooks* has rslub loaded backing only ``names_cache``, which these workloads do not\n"
         "allocate from: the hooks' own cost on the workload. rslub's columns sum its counters\n"

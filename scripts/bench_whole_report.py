@@ -51,12 +51,20 @@ def load(rundir):
                 m = re.match(r"mark (\d+) insns (\d+) kernel (\d+)", line)
                 if m:
                     marks[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
-        served = None
+        served = guest_marks = None
         with open(path + ".log") as f:
             for line in f:
                 m = re.search(r"rslub_bench: SERVED (\d+) (\d+)", line)
                 if m:
                     served = (int(m.group(1)), int(m.group(2)))
+                m = re.search(r"rslub_bench: MARKS (\d+)", line)
+                if m:
+                    guest_marks = int(m.group(1))
+        # Every marker the guest executed was counted, and nothing else was taken for one:
+        # otherwise a run's two marks are not the ones its RESULT line names.
+        if guest_marks != len(marks):
+            sys.exit(f"{path}: the guest made {guest_marks} marks, the plugin counted "
+                     f"{len(marks)}")
         with open(path) as f:
             for line in f:
                 if not line.strip():
@@ -126,6 +134,8 @@ def denoise(recs):
     """Every run's counters less those of the boot's run of nothing ("noop",
     bench_whole_guest.sh): the snapshots' own allocations. Marginal records need none
     (it cancels); the instruction counts have none (the marks are inside)."""
+    # The boot's last run of nothing (the guest measures two: the first makes the
+    # snapshot's sysfs inodes, which every later snapshot finds made).
     noops = {r["boot"]: r for r in recs if r["exp"] == "noop"}
     out = []
     for r in recs:
@@ -147,8 +157,24 @@ def denoise(recs):
                                     for k, v in c.items()} if name in n[group] else c)
                             for name, c in r[group].items()}
         r["denoised"] = True
+        check_totals(r)
         out.append(r)
     return out
+
+
+def check_totals(r):
+    """A record's summed counters (every cache of the allocator) are at least the sum of the
+    caches it lists (those of at least 2% of its allocations): less means the run of
+    nothing took more than it cost. Raises on a record that breaks it."""
+    for total, caches in (("rslub", "caches"), ("slub", "slub_caches")):
+        if total not in r or caches not in r:
+            continue
+        for k, v in r[total].items():
+            listed = sum(c.get(k, 0) for c in r[caches].values())
+            if k in CACHE_COUNTS and v < listed:
+                raise SystemExit(f"{r['exp']} on boot {r['boot']}: {total} total {k} {v} is "
+                                 f"below its listed caches' sum {listed} (the run of "
+                                 f"nothing over-subtracted)")
 
 
 def marginal(recs):

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Fails when a page of figures is older than the code it measures (make check-figures).
+
+Each Documentation/benchmarks*.rst names the commit its run measured ("commit abc1234" in
+its first lines, written by its report script). A page is stale when a commit after that
+one changed the code the page measures: the allocator and the modules it builds, the
+kernel configurations, and the page's own benchmark scripts. Prints each stale page with
+those commits, and exits 1 if there is one.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# What every page measures: the allocator, its modules and the kernels they run on.
+CODE = ["rust", "bench", "include", "Kbuild", "scripts/kconfig/base.config",
+        "scripts/bench_vm.sh", "scripts/qemu", "scripts/workloads"]
+# Each page's own scripts (its driver, guest and report) and kernels.
+PAGES = {
+    "benchmarks.rst": ["scripts/bench.sh", "scripts/bench_report.py",
+                       "scripts/bench_real_guest.sh", "scripts/bench_real_report.py"],
+    "benchmarks_whole.rst": ["scripts/bench_whole.sh", "scripts/bench_whole_guest.sh",
+                             "scripts/bench_whole_report.py", "scripts/kconfig/stats.config",
+                             "scripts/kconfig/classic.config"],
+    "benchmarks_fidelity.rst": ["scripts/bench_whole.sh", "scripts/bench_whole_guest.sh",
+                                "scripts/bench_whole_report.py",
+                                "scripts/kconfig/stats.config",
+                                "scripts/kconfig/classic.config"],
+    "benchmarks_distro.rst": ["scripts/bench_distro.sh", "scripts/bench_distro_report.py",
+                              "scripts/kconfig/distro.config"],
+}
+MEASURED = re.compile(r"\bcommit ([0-9a-f]{7,40})\b")
+
+
+def git(*args):
+    return subprocess.run(["git", "-C", TOP, *args], check=True, stdout=subprocess.PIPE,
+                          text=True).stdout
+
+
+def main():
+    stale = 0
+    for page, own in PAGES.items():
+        path = os.path.join(TOP, "Documentation", page)
+        with open(path) as f:
+            head = "".join(f.readline() for _ in range(30))
+        m = MEASURED.search(head)
+        if not m:
+            print(f"{page}: names no measured commit in its first 30 lines")
+            stale = 1
+            continue
+        since = git("log", "--format=%h %s", f"{m.group(1)}..HEAD", "--", *CODE, *own)
+        if since.strip():
+            n = len(since.splitlines())
+            print(f"{page}: measured at {m.group(1)}; {n} later commit(s) changed what it "
+                  f"measures (regenerate it with make bench), the newest:")
+            for line in since.splitlines()[:5]:
+                print(f"  {line[:100]}")
+            stale = 1
+        else:
+            print(f"{page}: current (measured at {m.group(1)})")
+    return stale
+
+
+if __name__ == "__main__":
+    sys.exit(main())
