@@ -345,7 +345,9 @@ fn store(file: &AttrFile, r: &mut UserSliceReader) -> Result {
         Attr::MinPartial => {
             c.set_min_partial(read_number(r, params::MAX_MIN_PARTIAL.unsigned_abs())?)
         }
-        Attr::CpuPartial => c.set_cpu_partial(read_number(r, layout::MAX_OBJS_PER_SLAB)?),
+        // As 6.12's `cpu_partial_store()`: `EINVAL` for a debug cache but 0, and every
+        // CPU flushed after the change.
+        Attr::CpuPartial => c.store_cpu_partial(read_number(r, layout::MAX_OBJS_PER_SLAB)?)?,
         Attr::RemoteNodeDefragRatio => c.set_remote_node_defrag_ratio(read_number(r, 100)? * 10),
         Attr::RemoteWalk => c.set_remote_walk(match read_number(r, 1)? {
             0 => RemoteWalk::NodesOnce,

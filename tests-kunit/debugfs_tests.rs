@@ -3,7 +3,7 @@
 //! KUnit suite `rslub_debugfs`: every file under `/sys/kernel/debug/rslub_kunit/<cache>/`
 //! read as a user reads it, and every tunable written with valid and invalid values, as a
 //! user writes them (opened and read or written through the VFS, not by calling the
-//! handlers).
+//! handlers); what a write of `cpu_partial` does besides (6.12's `cpu_partial_store()`).
 
 use kernel::prelude::*;
 
@@ -197,6 +197,75 @@ mod tests {
             assert!(write(ro, "1").is_err());
         }
         assert!(c.destroy().is_ok());
+    }
+
+    /// A write of `cpu_partial` is 6.12's `cpu_partial_store()` (slub.c:6613-6628): the
+    /// value is set and every CPU is flushed (`flush_all()`), its active slab and its
+    /// partial list going back to the node; a debug cache, which has no per-CPU partial
+    /// lists (`kmem_cache_has_cpu_partial()`), refuses any value but 0 with `EINVAL`.
+    /// (rslub once only stored the value, for any cache.)
+    #[test]
+    fn a_cpu_partial_write_flushes_the_cpus_and_a_debug_cache_refuses_it() {
+        use crate::{
+            cache::NO_NODE,
+            common::{alloc_n, free, free_all, pin, unpin},
+            layout::SANITY,
+        };
+        use kernel::cpu::CpuId;
+        let cpu0 = CpuId::from_u32(0).expect("cpu");
+        // This CPU's partial slabs, by its own count (`slabs_cpu_partial`).
+        let partial_on_0 = |c: &Cache| {
+            c.cpu_holdings()
+                .expect("memory")
+                .partial_per_cpu
+                .iter()
+                .find(|&&(cpu, _)| cpu == cpu0)
+                .map_or(0, |&(_, n)| n)
+        };
+        pin(0);
+        let c = Cache::create(&args()).expect("cache");
+        let per = c.layout().objects as usize;
+        // S0 full and let go, S1 CPU 0's active slab; a free of S0's makes it partial and
+        // puts it on CPU 0's partial list.
+        let objs = alloc_n(&c, per + 1, NO_NODE);
+        free(&c, objs[0]);
+        let before = (c.has_active_slab(cpu0), partial_on_0(&c));
+        let t = c.stats();
+        let wrote = write("cpu_partial", "10\n");
+        let d = c.stats().since(&t);
+        let after = (c.has_active_slab(cpu0), partial_on_0(&c));
+        let value = c.cpu_partial();
+        let node_partial: u32 = online_nodes().map(|n| c.node_counts(n).2).sum();
+        free_all(&c, &objs[1..]);
+        unpin();
+        assert!(c.destroy().is_ok());
+        assert_eq!(before, (true, 1));
+        assert_eq!(wrote, Ok(3));
+        assert_eq!(value, 10);
+        // Flushed: no active slab, an empty list, both slabs on the node's list (S1 with
+        // free objects to the head, S0 from the CPU's list).
+        assert_eq!(after, (false, 0));
+        assert_eq!(d.get(Stat::CpuSlabFlush), 1);
+        assert_eq!(node_partial, 2);
+
+        // A debug cache (`F`), with its own directory.
+        let path = |file: &str| {
+            CString::try_from_fmt(fmt!("rslub_kunit/rslub_test_debugfs_debug/{file}"))
+                .expect("path")
+        };
+        let dc = Cache::create(&CacheArgs {
+            name: c"rslub_test_debugfs_debug",
+            flags: SANITY,
+            ..args()
+        })
+        .expect("cache");
+        let refused = write_file(&path("cpu_partial"), b"10");
+        let kept = dc.cpu_partial();
+        let zero = write_file(&path("cpu_partial"), b"0");
+        assert!(dc.destroy().is_ok());
+        assert_eq!(refused, Err(EINVAL));
+        assert_eq!(kept, 0);
+        assert_eq!(zero, Ok(1));
     }
 
     /// The bad-input catalogue of `Documentation/reliability.rst` against every tunable:

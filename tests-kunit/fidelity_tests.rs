@@ -7,10 +7,11 @@
 //! differently (`Documentation/design.rst`, "Fidelity to classic SLUB"): the count of
 //! slabs a node refill moves to the CPU, deactivation to the tail after remote frees,
 //! `min_partial` counting the emptied slab itself, shrink's promotion of the fullest
-//! slabs, bulk free's look-ahead, a CPU-partial slab of the wrong node, any node id.
-//! Besides: what the profile switches (bulk free's chains, the empty-slab rule, the
-//! defaults), slab pages in the node's statistics, and a real workload's sequence
-//! recorded on 6.12 replayed to 6.12's counters.
+//! slabs, bulk free's look-ahead and counts, a CPU-partial slab of the wrong node, any
+//! node id, `order_fallback` only for a fallback that got pages, a free into the CPU's
+//! own slab of the fallback order. Besides: what the profile switches (bulk free's
+//! chains, the empty-slab rule, the defaults), slab pages in the node's statistics, and a
+//! real workload's sequence recorded on 6.12 replayed to 6.12's counters.
 
 use kernel::prelude::*;
 
@@ -334,15 +335,45 @@ mod tests {
     /// Bulk free finds its chains as the profile says: classic looks 3 objects ahead for
     /// more of the slab (6.12's `build_detached_freelist`, from the end of the array),
     /// tuned chains runs of consecutive objects and puts the active slab's objects on the
-    /// CPU's list one by one. Objects of two full slabs and of the active slab (also
-    /// full), `[S0, S0, S1, S0, S2, S2]`: classic frees S2's two as one chain onto the
-    /// CPU's list (one fast free), then S0's three past S1's (one update) and S1's (one
-    /// more): 2 slow, 1 fast; tuned frees the runs `S0 S0`, `S1`, `S0` with one update
-    /// each and S2's objects one by one: 3 slow, 2 fast (freed one by one it would be 4).
+    /// CPU's list one by one. Both count a fast free per object that goes on the CPU's
+    /// list and a slow free per chain that does not.
+    ///
+    /// Objects of two full slabs and of the active slab (also full): the array is
+    /// `p = [a0, a1, b0, a2, c0, c1]`, `a` of S0, `b` of S1, `c` of S2. After the
+    /// allocations S0 and S1 are full, unfrozen and on no list (`get_freelist()` found
+    /// them empty: DEACTIVATE_BYPASS); S2 is still `c->slab`, with `c->freelist` null
+    /// (its last object went by the fast path, and no allocation came since).
+    ///
+    /// Classic, by 6.12's `kmem_cache_free_bulk()` (slub.c:4945-4961), which hands each
+    /// chain of `build_detached_freelist()` (4861-4918, `lookahead = 3`) to
+    /// `do_slab_free()` (4615-4667, through `slab_free_bulk()`):
+    ///
+    /// 1. `size` 6: the tail is `p[5] = c1` (S2), `same` 5; `p[4] = c0` is of S2: chained
+    ///    (`cnt` 2, `same` 4); `p[3] = a2`, `p[2] = b0`, `p[1] = a1` are not: `lookahead`
+    ///    3 -> 2 -> 1 -> 0, break; returns 4. `do_slab_free(S2, c0..c1, cnt 2)`: S2 is
+    ///    `c->slab` (4636), so onto the CPU's list, `stat_add(s, FREE_FASTPATH, cnt)`
+    ///    (4667): free_fastpath += 2.
+    /// 2. `size` 4: the tail is `p[3] = a2` (S0), `same` 3; `p[2] = b0` is not (lookahead
+    ///    2); `p[1] = a1` is: `cnt` 2, `same` 2, swapped with `p[2]`; `p[0] = a0` is:
+    ///    `cnt` 3, `same` 1, swapped with `p[1]` (`p` is now `[b0, a0, a1, a2, ..]`);
+    ///    returns 1. `do_slab_free(S0, cnt 3)`: not `c->slab`, so `__slab_free()`:
+    ///    FREE_SLOWPATH (4500); S0 was full (`prior` null), not frozen, and the CPU has
+    ///    partial lists: no lock, `put_cpu_partial()`, CPU_PARTIAL_FREE (4550-4557).
+    /// 3. `size` 1: the tail is `p[0] = b0` (S1), nothing left to look at; returns 0.
+    ///    `__slab_free(S1, cnt 1)`: FREE_SLOWPATH, CPU_PARTIAL_FREE.
+    ///
+    /// So free_slowpath 2, free_fastpath 2, cpu_partial_free 2, free_frozen 0 (an
+    /// earlier rslub counted one fast free per chain, 1).
+    ///
+    /// Tuned, runs from the start: `a0 a1` (S0, full: onto the CPU's list), `b0` (S1, the
+    /// same), `a2` (S0, now on the CPU's list: only its shared list changes) with one slow
+    /// free each, then `c0` and `c1` one by one onto the CPU's list: free_slowpath 3,
+    /// free_fastpath 2, cpu_partial_free 2, free_frozen 0. (Freed one by one, it would
+    /// be free_slowpath 4.)
     #[test]
     fn bulk_free_follows_the_profile() {
         pin(0);
-        for (profile, slow, fast) in [(Profile::Classic, 2, 1), (Profile::Tuned, 3, 2)] {
+        for (profile, slow, fast) in [(Profile::Classic, 2, 2), (Profile::Tuned, 3, 2)] {
             let c = Cache::create(&args(c"rslub_test_fidelity_bulk", 256)).expect("cache");
             c.set_profile(profile);
             let per = c.layout().objects as usize;
@@ -367,7 +398,16 @@ mod tests {
             // Under KASAN or kmemleak every object goes through the sanitizers' free, one
             // by one.
             let ok = crate::sanitize::ON
-                || mismatch(&d, &[(Stat::FreeSlow, slow), (Stat::FreeFast, fast)]).is_none();
+                || mismatch(
+                    &d,
+                    &[
+                        (Stat::FreeSlow, slow),
+                        (Stat::FreeFast, fast),
+                        (Stat::CpuPartialFree, 2),
+                        (Stat::FreeFrozen, 0),
+                    ],
+                )
+                .is_none();
             assert!(c.destroy().is_ok());
             assert!(layout_ok);
             assert!(ok);
@@ -414,6 +454,136 @@ mod tests {
             assert!(q != p as usize);
         }
         unpin();
+    }
+
+    /// `order_fallback` counts a new slab that got the smallest order after the
+    /// preferred one failed, and nothing else: 6.12's `allocate_slab()` counts it once
+    /// the second `alloc_slab_page()` gave pages (slub.c:2650-2659), so an allocation
+    /// whose two orders both fail counts none (nor `alloc_slab`); one whose smaller order
+    /// succeeds counts one. (rslub once counted it before trying the smaller order.)
+    #[test]
+    fn order_fallback_counts_only_a_fallback_that_got_pages() {
+        use crate::{
+            inject::{install, Point},
+            layout,
+        };
+        use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+        let c = Cache::create(&args(c"rslub_test_fidelity_fallback", 1024)).expect("cache");
+        let l = *c.layout();
+        let min_order = layout::get_order(u64::from(l.size));
+        let id = c.id();
+        // Each order the cache's page allocations ask for, as a bit; `fail_min` makes the
+        // smallest order fail too.
+        let tried = AtomicU32::new(0);
+        let fail_min = AtomicBool::new(true);
+        let hook = |cache: usize, p: Point| {
+            let Point::PageAlloc { order, .. } = p else {
+                return false;
+            };
+            if cache != id {
+                return false;
+            }
+            tried.fetch_or(1u32 << order, SeqCst);
+            order == l.order || fail_min.load(SeqCst)
+        };
+        let (none, d_none, tried_none, one, d_one) = {
+            let _h = install(&hook).expect("hook");
+            // Both orders fail: no slab, no object.
+            let t = c.stats();
+            let none = c.alloc(Gfp::KERNEL).ok().map(|p| p.as_ptr() as usize);
+            let d_none = c.stats().since(&t);
+            let tried_none = tried.swap(0, SeqCst);
+            // The preferred order fails, the smallest gives pages.
+            fail_min.store(false, SeqCst);
+            let t = c.stats();
+            let one = c.alloc(Gfp::KERNEL).ok().map(|p| p.as_ptr() as usize);
+            (none, d_none, tried_none, one, c.stats().since(&t))
+        };
+        if let Some(p) = none {
+            free(&c, p);
+        }
+        if let Some(p) = one {
+            free(&c, p);
+        }
+        assert!(c.destroy().is_ok());
+        assert!(l.order > min_order);
+        assert_eq!(none, None);
+        assert_eq!(tried_none, (1u32 << l.order) | (1u32 << min_order));
+        assert_eq!(
+            mismatch(
+                &d_none,
+                &[
+                    (Stat::OrderFallback, 0),
+                    (Stat::NewSlab, 0),
+                    (Stat::AllocFailed, 1),
+                ]
+            ),
+            None
+        );
+        assert!(one.is_some());
+        assert_eq!(
+            mismatch(&d_one, &[(Stat::OrderFallback, 1), (Stat::NewSlab, 1)]),
+            None
+        );
+    }
+
+    /// A free into this CPU's own active slab counts as 6.12's when that slab is of the
+    /// fallback order too: 6.12's `do_slab_free()` compares the object's slab with
+    /// `c->slab` whatever its order (slub.c:4636), so the object goes on the CPU's free
+    /// list, one free_fastpath (4667), no free_slowpath or free_frozen, and is the next
+    /// object the fast path hands out. rslub's fast path cannot see such a slab
+    /// (`FALLBACK_TAG`); its slow path does the same. (It once put the object on the
+    /// slab's shared list, counting free_slowpath and free_frozen, and the next
+    /// allocation took another object.)
+    #[test]
+    fn a_free_into_the_cpu_s_own_slab_of_the_fallback_order_is_a_fast_free() {
+        use crate::{
+            inject::{install, Point},
+            layout,
+        };
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_fidelity_own_fallback", 1024)).expect("cache");
+        let l = *c.layout();
+        let min_order = layout::get_order(u64::from(l.size));
+        let per = layout::order_objects(min_order, l.stride()) as usize;
+        let id = c.id();
+        // The preferred order fails: the CPU's active slab is of the smallest order.
+        let hook = |cache: usize, p: Point| matches!(p, Point::PageAlloc { order, .. } if cache == id && order == l.order);
+        let objs = {
+            let _h = install(&hook).expect("hook");
+            alloc_n(&c, 2, NO_NODE)
+        };
+        let one_slab = slab(objs[0]) == slab(objs[1]);
+        let t = c.stats();
+        free(&c, objs[1]);
+        let d_free = c.stats().since(&t);
+        let t = c.stats();
+        let again = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        let d_alloc = c.stats().since(&t);
+        free(&c, again);
+        free(&c, objs[0]);
+        unpin();
+        assert!(c.destroy().is_ok());
+        // Two objects of one slab of the smallest order: the CPU's active slab still
+        // when one is freed (no allocation came between).
+        assert!(l.order > min_order && per >= 2);
+        assert!(one_slab);
+        assert_eq!(
+            mismatch(
+                &d_free,
+                &[
+                    (Stat::FreeFast, 1),
+                    (Stat::FreeSlow, 0),
+                    (Stat::FreeFrozen, 0),
+                ]
+            ),
+            None
+        );
+        assert_eq!(again, objs[1]);
+        assert_eq!(
+            mismatch(&d_alloc, &[(Stat::AllocFast, 1), (Stat::AllocSlow, 0)]),
+            None
+        );
     }
 
     /// One measurement of [`slab_pages_count_as_slab_memory`], in pages.

@@ -343,8 +343,11 @@ impl CacheCore {
             match self.alloc_pages(gfp.for_preferred_order(), node, l.order) {
                 Some(p) => (p, l.order),
                 None => {
-                    self.stat(Stat::OrderFallback);
                     let p = self.alloc_pages(gfp, node, min_order).ok_or(ENOMEM)?;
+                    // Counted once the smaller order gave pages, as 6.12's
+                    // `allocate_slab()` (slub.c:2650-2659): a fallback that fails too
+                    // is none.
+                    self.stat(Stat::OrderFallback);
                     (p, min_order)
                 }
             }

@@ -216,6 +216,7 @@ impl CacheCore {
         count: u32,
     ) {
         const FREE_FROZEN: usize = CacheCore::stat_offset(Stat::FreeFrozen);
+        const SLAB: usize = offset_of!(CpuSlab, slab);
         let pcpu = self.pcpu();
         // SAFETY: The objects are live, so their slab is.
         let s = unsafe { &*slab };
@@ -232,6 +233,19 @@ impl CacheCore {
             // list that stays there: the objects go on its shared list, nothing else
             // changes. Counted before the update, which is the last touch of the cache.
             if old.frozen() {
+                // This CPU's own active slab, which the fast path cannot see as such when
+                // it is of the fallback order (`FALLBACK_TAG`): the objects go on the
+                // CPU's list, as 6.12's fast path puts them. Only frees into frozen slabs
+                // pay for the test (a load and a compare).
+                // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`, so `raw_cpu_ptr`
+                // gives one CPU's copy, live, whose `slab` is an aligned `u64`.
+                if unsafe { arch::read_once::<SLAB>(arch::raw_cpu_ptr(pcpu)) }
+                    == slab as usize as u64
+                    // SAFETY: As for this function.
+                    && unsafe { self.free_to_own_slab(slab, head, tail, count) }
+                {
+                    return;
+                }
                 // The offset folded into the instruction (`this_cpu_inc_at`): no register
                 // holds it across the loop.
                 // SAFETY: The `free_frozen` counter of this cache's per-cpu area.
@@ -245,6 +259,75 @@ impl CacheCore {
                 // SAFETY: As above.
                 unsafe { arch::this_cpu_dec_at::<FREE_FROZEN>(pcpu) };
             }
+        }
+    }
+
+    /// The free fast path's update, for a chain of objects of this CPU's active slab
+    /// when that slab is of the fallback order: its `base` carries
+    /// [`FALLBACK_TAG`](super::FALLBACK_TAG), so the fast path sent the free here. 6.12's
+    /// `do_slab_free()` compares the object's slab with the CPU's whatever its order
+    /// (slub.c:4636-4667): the chain goes on the CPU's free list with one `cmpxchg16b` on
+    /// (freelist, tid), and counts `count` fast frees instead of the slow one the caller
+    /// counted. Returns whether it did: not when `slab` is not (or no longer) the active
+    /// slab of the CPU the task runs on, nor for a slab of the cache's order (the fast
+    /// path decided for it already, as 6.12's decides once).
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_chain`].
+    #[inline(never)]
+    unsafe fn free_to_own_slab(
+        &self,
+        slab: *mut Slab,
+        head: *mut u8,
+        tail: *mut u8,
+        count: u32,
+    ) -> bool {
+        const FREELIST: usize = offset_of!(CpuSlab, freelist);
+        const TID: usize = offset_of!(CpuSlab, tid);
+        const SLAB: usize = offset_of!(CpuSlab, slab);
+        const FREE_FAST: usize = CacheCore::stat_offset(Stat::FreeFast);
+        const FREE_SLOW: usize = CacheCore::stat_offset(Stat::FreeSlow);
+        // SAFETY: The objects are live, so their slab is.
+        if unsafe { (*slab).span() } == !self.slab_mask + 1 {
+            return false;
+        }
+        let pcpu = self.pcpu();
+        loop {
+            // As in `free_object`: one CPU's copy, `tid` first; the commit fails on any
+            // other CPU, and on this one after any change of its active slab since.
+            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
+            let c = unsafe { arch::raw_cpu_ptr(pcpu) };
+            // SAFETY: `c` is one CPU's `CpuSlab`, live, and these are its aligned fields.
+            let tid = unsafe { arch::read_once::<TID>(c) };
+            // SAFETY: As above.
+            if unsafe { arch::read_once::<SLAB>(c) } != slab as usize as u64 {
+                return false;
+            }
+            // SAFETY: As above.
+            let first = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
+            // SAFETY: `tail` is an object of `slab` the caller owns.
+            unsafe { self.fp.set(tail, first) };
+            // Counted before the commit, which is the last touch of the cache: the slow
+            // free the caller counted becomes `count` fast ones.
+            // SAFETY: The counters of this cache's per-cpu area.
+            unsafe {
+                arch::this_cpu_dec_at::<FREE_SLOW>(pcpu);
+                arch::this_cpu_add(pcpu, FREE_FAST, u64::from(count));
+            }
+            // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`; on success the chain,
+            // objects of that CPU's active slab, heads its free list.
+            if unsafe { commit(pcpu, first, tid, head) } {
+                return true;
+            }
+            // Not freed: the objects are still live, so is the cache. Taken back (the
+            // addition of `2^64 - count` subtracts `count`).
+            // SAFETY: As above.
+            unsafe {
+                arch::this_cpu_inc_at::<FREE_SLOW>(pcpu);
+                arch::this_cpu_add(pcpu, FREE_FAST, u64::from(count).wrapping_neg());
+            }
+            self.stat(Stat::CommitFailed);
         }
     }
 
@@ -357,11 +440,13 @@ impl CacheCore {
     /// - classic, as 6.12's `kmem_cache_free_bulk`: from the end of the array, each object
     ///   and the objects of its slab met before the third of another slab
     ///   (`build_detached_freelist`, which moves them to the end of what is left of the
-    ///   array, so the entries come back reordered); each chain counts one free, fast or
-    ///   slow, as in 6.12;
+    ///   array, so the entries come back reordered); as 6.12's `do_slab_free()`, a chain
+    ///   of the CPU's active slab counts its objects as fast frees (`stat_add(s,
+    ///   FREE_FASTPATH, cnt)`, slub.c:4667), any other chain one slow free (`__slab_free`);
     /// - tuned: from the start, each run of consecutive objects of one slab (what bulk
     ///   allocation hands out), the objects of the active slab one by one onto this CPU's
-    ///   list, each counted; 9 to 15 instructions an object fewer than the look-ahead
+    ///   list, each counted as a fast free (as classic counts them), any other run one
+    ///   slow free; 9 to 15 instructions an object fewer than the look-ahead
     ///   (`make bench`, bulk16 and bulk128) on such arrays, more slow updates on arrays
     ///   that mix slabs (a backed cache's callers may pass those).
     ///
@@ -525,7 +610,8 @@ impl CacheCore {
                 // SAFETY: The caller owns the chain, objects of the CPU's active slab.
                 unsafe { self.fp.set(tail, c.freelist) };
                 c.freelist = head;
-                fast += 1;
+                // Each object of the chain is a fast free (6.12 slub.c:4667).
+                fast += u64::from(count);
                 continue;
             }
             self.stat(Stat::FreeSlow);
@@ -538,13 +624,14 @@ impl CacheCore {
         unsafe { self.free_bulk_end(cp, fast) };
     }
 
-    /// The end of a bulk free that put `fast` chains or objects on this CPU's list: its
-    /// `tid` advances (a fast path preempted meanwhile retries) and they are counted.
+    /// The end of a bulk free that put `fast` objects on this CPU's list: its `tid`
+    /// advances (a fast path preempted meanwhile retries) and they are counted, one fast
+    /// free each.
     ///
     /// # Safety
     ///
-    /// `cp` is this CPU's copy; `fast` counts the chains or objects the caller put on
-    /// its list in this same section with interrupts off, which are still off (so that,
+    /// `cp` is this CPU's copy; `fast` counts the objects the caller put on its list in
+    /// this same section with interrupts off, which are still off (so that,
     /// when it is not 0, this CPU still has an active slab of this cache, and destruction,
     /// which flushes every CPU first, cannot have freed the cache).
     unsafe fn free_bulk_end(&self, cp: *mut CpuSlab, fast: u64) {

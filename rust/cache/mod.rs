@@ -59,7 +59,10 @@ const NO_BASE: u64 = u64::MAX;
 /// Flipped in `CpuSlab::base` of an active slab of the fallback order (smaller than the
 /// cache's order): the fast paths compare with the cache's order (`CacheCore::slab_mask`),
 /// and two such slabs can lie in one block of that size, so the compare must fail for
-/// every object, and frees into such a slab take the slow path (its own list, lock-free).
+/// every object, and frees into such a slab take the slow path: onto the CPU's list when
+/// the object's slab is that CPU's active slab, as 6.12's fast path (`free_to_own_slab`,
+/// behind a compare that only frees into frozen slabs pay), else onto the slab's own
+/// list, lock-free.
 /// Bit 62: the value stays in neither half of the address space's objects, whatever
 /// [`BASE_TAG`] does.
 const FALLBACK_TAG: u64 = 1 << 62;
@@ -240,8 +243,9 @@ pub(crate) struct CacheCore {
     /// on these bits ([`FreePtr::same_slab`]). The page allocator aligns `2^order` pages
     /// to their size and the direct map keeps that alignment (its base is at least 1 GiB
     /// aligned). A slab of the fallback order is smaller: its frees never take the free
-    /// fast path ([`FALLBACK_TAG`]), and the allocation fast path's check of its free
-    /// pointers is only as tight as this mask (the slow paths check its own size).
+    /// fast path ([`FALLBACK_TAG`]; the slow path does its work for the CPU's own), and
+    /// the allocation fast path's check of its free pointers is only as tight as this
+    /// mask (the slow paths check its own size).
     slab_mask: usize,
     ctor: Option<Ctor>,
     cpu: PerCpu<CpuSlab>,
@@ -553,9 +557,24 @@ impl CacheCore {
     }
 
     /// Changes `cpu_partial` (0 turns the per-CPU partial lists off; the lists already
-    /// held are given back when the CPUs next flush or fill them).
+    /// held are given back when the CPUs next flush or fill them). The suites' setter:
+    /// the `cpu_partial` file writes through [`CacheCore::store_cpu_partial`].
     pub(crate) fn set_cpu_partial(&self, v: u32) {
         self.cpu_partial.store(v, Relaxed);
+    }
+
+    /// A write of the `cpu_partial` tunable, as 6.12's `cpu_partial_store()`
+    /// (slub.c:6613-6628): a debug cache has no per-CPU partial lists
+    /// (`kmem_cache_has_cpu_partial()`) and refuses any value but 0 with `EINVAL`,
+    /// changing nothing; otherwise the value is set and every CPU's active slab and
+    /// partial list go back to the nodes ([`CacheCore::flush_all`]). May sleep.
+    pub(crate) fn store_cpu_partial(&self, v: u32) -> Result {
+        if v != 0 && self.is_debug() {
+            return Err(EINVAL);
+        }
+        self.set_cpu_partial(v);
+        self.flush_all();
+        Ok(())
     }
 
     /// Slabs a CPU's partial list holds at most: `cpu_partial` objects, counted as if

@@ -208,12 +208,19 @@ impl CacheCore {
         pages
     }
 
+    /// Gives every online CPU's active slab and partial list back to the nodes, running
+    /// on each CPU with CPU hotplug held off (6.12's `flush_all()`). Safe while the cache
+    /// is in use, and from memory reclaim; may sleep.
+    pub(crate) fn flush_all(&self) {
+        shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| self.flush_this_cpu());
+    }
+
     /// Flushes every online CPU's active slab and gives every empty slab back
     /// (`kmem_cache_shrink`), running on each CPU as SLUB's `flush_all()` does. Safe
     /// while the cache is in use, and from memory reclaim; may sleep.
     pub(crate) fn shrink(&self) {
         self.drain_quarantine();
-        shim::run_on_each_cpu(&shim::CpusHeld::new(), &|| self.flush_this_cpu());
+        self.flush_all();
         self.sweep_empty(0, u64::MAX, true, true);
     }
 
