@@ -164,6 +164,11 @@ impl Quarantine {
     /// Objects in it now.
     pub(crate) fn len(&self) -> u32 {
         let _irq = IrqDisabled::new();
-        self.ring.lock().len as u32
+        // A local, dropped before `_irq`: a guard left a temporary of the tail expression
+        // would be dropped after it (edition 2021), holding the lock with interrupts on
+        // (lockdep: inconsistent {IN-SOFTIRQ-W} -> {SOFTIRQ-ON-W} usage, with skb frees
+        // into the quarantine from softirqs).
+        let r = self.ring.lock();
+        r.len as u32
     }
 }

@@ -12,16 +12,20 @@ mod tests {
         cache::{CacheCore, NO_NODE},
         common::{alloc_n, args, free, free_all, have_two_cpus, have_two_nodes},
         gfp::Gfp,
-        inject::{install, Point},
+        inject::{self, install, Point},
         mm,
         registry::Cache,
+        sanitize,
         stats::Stat,
         test_shim::{
             cpu_of_node, in_reclaim_scope, mdelay, msleep, node_of, pin_current, skip,
-            tainted_warn, Thread,
+            tainted_warn, Thread, Tick,
         },
     };
-    use core::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+    use core::{
+        ptr::NonNull,
+        sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst},
+    };
     use kernel::cpu::CpuId;
 
     fn cpu(n: u32) -> CpuId {
@@ -31,6 +35,41 @@ mod tests {
     /// Moves the current task to `to` (and keeps it there).
     fn move_to(to: CpuId) {
         pin_current(Some(to)).expect("migrate");
+    }
+
+    /// KASAN's quarantine (rust/sanitize.rs) takes its lock from softirqs (skb frees into
+    /// a backed cache) and from process context with interrupts off: held with them on for
+    /// even an instant, a softirq freeing into it on that CPU spins for good. An object
+    /// freed from a timer's softirq, then the quarantine's count read in process context:
+    /// lockdep has seen both, and reports ("inconsistent lock state", which fails the run)
+    /// the count's guard once dropped after interrupts came back on (debug kernel).
+    #[test]
+    fn the_quarantine_lock_is_never_held_with_interrupts_on() {
+        if !sanitize::KASAN {
+            return skip(c"no KASAN in this kernel: no quarantine");
+        }
+        inject::set_quarantine(true);
+        let c = Cache::create(&args(c"rslub_test_quarantine_lock", 64)).expect("cache");
+        inject::set_quarantine(false);
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        let pending = AtomicUsize::new(p);
+        let softirq = || {
+            if let Some(o) = NonNull::new(pending.swap(0, SeqCst) as *mut u8) {
+                // SAFETY: `p`, allocated above and freed once, here.
+                unsafe { c.free(o) };
+            }
+        };
+        {
+            // SAFETY: `softirq` outlives the timer, dropped at the end of this block.
+            let _t = unsafe { Tick::start(&softirq, cpu(0)) }.expect("timer");
+            while pending.load(SeqCst) != 0 {
+                msleep(1);
+            }
+        }
+        assert_eq!(c.quarantined(), 1);
+        c.shrink();
+        assert_eq!(c.quarantined(), 0);
+        c.destroy().expect("destroy");
     }
 
     /// The free fast path reads the transaction id on one CPU; the task then migrates,
