@@ -26,12 +26,28 @@ struct Entry {
 // only lets the holder of the registry lock look at it; the files are `Send`.
 unsafe impl Send for Entry {}
 
+/// A cache destroyed while objects of it were still allocated: kept, as SLUB keeps such
+/// a cache on its list, so that the objects stay valid and can still be freed into it
+/// (a late `kmem_cache_free()` of a backed cache's, a client's `rslub_cache_free()`).
+///
+/// # Invariants
+///
+/// The pointer comes from the `KBox` of a [`Cache`] whose destruction found live objects;
+/// nothing else owns it.
+struct Kept(NonNull<CacheCore>);
+
+// SAFETY: `CacheCore` is `Sync`; only the holder of the registry lock looks at the list.
+unsafe impl Send for Kept {}
+
 /// What the registry lock protects.
 pub(crate) struct Registry {
     params: Option<Params>,
     root: Option<Dir>,
     module_files: Option<ModuleFiles>,
     caches: KVec<Entry>,
+    /// The caches destroyed with live objects ([`Kept`]), released at unload if their
+    /// objects were freed meanwhile ([`exit`]).
+    kept: KVec<Kept>,
 }
 
 kernel::sync::global_lock! {
@@ -41,6 +57,7 @@ kernel::sync::global_lock! {
         root: None,
         module_files: None,
         caches: KVec::new(),
+        kept: KVec::new(),
     };
 }
 
@@ -167,11 +184,36 @@ fn exit_registry() {
     reg.caches = KVec::new();
     reg.module_files = None;
     reg.root = None;
+    let kept = core::mem::replace(&mut reg.kept, KVec::new());
     drop(reg);
+    // The caches kept for their live objects: those whose objects were all freed since
+    // give their slabs back now; the others stay, objects, slabs and all (their memory may
+    // still be in use), which `shim::exit()` says, as SLUB keeps such a cache for good:
+    // kept on purpose, which kmemleak is told (no list refers to them once this module's
+    // memory is gone).
+    let mut released = KVec::new();
+    for k in kept.into_iter() {
+        // SAFETY: A kept cache is live (`Kept`'s invariant) and nothing allocates from it.
+        let live = unsafe { k.0.as_ref().shutdown() }.0;
+        if live != 0 {
+            shim::kmemleak_not_leak(k.0.as_ptr().cast());
+        } else {
+            let core = k.0;
+            if released.push(k, GFP_KERNEL).is_err() {
+                // No room to remember it: it stays, as if its objects were live.
+                shim::kmemleak_not_leak(core.as_ptr().cast());
+            }
+        }
+    }
     // Slabs that `TYPESAFE_BY_RCU` caches gave back after their destruction (a cache
     // kept for its live objects, freed since) wait in callbacks of this module; a
     // callback may still be running after it counted itself done.
     shim::rcu_barrier();
+    for k in released.into_iter() {
+        // SAFETY: `k` owns its cache (`Kept`), which has no slab left and no callback
+        // pending (the barrier above).
+        drop(unsafe { KBox::from_raw(k.0.as_ptr()) });
+    }
     shim::exit();
 }
 
@@ -296,7 +338,13 @@ unsafe fn teardown(core: NonNull<CacheCore>) -> Result<(), LiveObjects> {
         c.name(),
         live.0
     );
-    // The live objects' slabs point at the cache: it stays, leaked.
+    // The live objects' slabs point at the cache: it stays, on the list of kept caches
+    // (released at unload if they were freed by then). Without room on the list it stays
+    // all the same, for good.
+    // INVARIANT: `core` came from `Cache::create`'s `KBox`, and the caller gave it up.
+    if REGISTRY.lock().kept.push(Kept(core), GFP_KERNEL).is_err() {
+        shim::kmemleak_not_leak(core.as_ptr().cast());
+    }
     Err(live)
 }
 

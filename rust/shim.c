@@ -579,6 +579,11 @@ void rslub_kmemleak_ignore(const void *addr)
 	kmemleak_ignore(addr);
 }
 
+void rslub_kmemleak_not_leak(const void *addr)
+{
+	kmemleak_not_leak(addr);
+}
+
 void rslub_kmemleak_ignore_percpu(const void __percpu *addr)
 {
 	kmemleak_ignore_percpu(addr);

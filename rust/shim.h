@@ -38,6 +38,7 @@ void rslub_kmemleak_alloc(const void *addr, size_t size, gfp_t gfp);
 void rslub_kmemleak_free(const void *addr);
 void rslub_check_no_locks_freed(const void *addr, size_t size);
 void rslub_kmemleak_ignore(const void *addr);
+void rslub_kmemleak_not_leak(const void *addr);
 void rslub_kmemleak_ignore_percpu(const void __percpu *addr);
 int rslub_shim_init(unsigned int meta_size, unsigned int meta_align);
 void *rslub_meta_alloc(gfp_t gfp, int node);

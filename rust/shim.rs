@@ -41,6 +41,7 @@ mod ffi {
         pub(super) fn rslub_kmemleak_alloc(addr: *const c_void, size: usize, gfp: u32);
         pub(super) fn rslub_kmemleak_free(addr: *const c_void);
         pub(super) fn rslub_kmemleak_ignore(addr: *const c_void);
+        pub(super) fn rslub_kmemleak_not_leak(addr: *const c_void);
         pub(super) fn rslub_check_no_locks_freed(addr: *const c_void, size: usize);
         pub(super) fn rslub_kmemleak_ignore_percpu(addr: *const c_void);
         pub(super) fn rslub_zonelist_nodes(nid: i32, out: *mut u16, max: i32) -> i32;
@@ -348,6 +349,15 @@ pub(crate) fn kmemleak_ignore(addr: *const u8, percpu: bool) {
             ffi::rslub_kmemleak_ignore(addr.cast())
         }
     }
+}
+
+/// Tells kmemleak that the allocation at `addr` (kmalloc'ed) is kept on purpose: never
+/// reported, still scanned, so what it points to is referenced (`kmemleak_not_leak()`;
+/// nothing without `CONFIG_DEBUG_KMEMLEAK`).
+pub(crate) fn kmemleak_not_leak(addr: *const u8) {
+    // SAFETY: kmemleak looks `addr` up among its records and marks it (it warns if it
+    // has none).
+    unsafe { ffi::rslub_kmemleak_not_leak(addr.cast()) }
 }
 
 /// Interrupts disabled on the current CPU, restored on drop (`local_irq_save()`).
