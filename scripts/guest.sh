@@ -525,7 +525,22 @@ whatif_matches_the_host_command() {
 	return "$r"
 }
 check whatif_matches_the_host_command whatif_matches_the_host_command
-check back_names_cache_then_unback_and_unload back_real_cache names_cache
+# Where this boot merged names_cache into another cache (slab_merge: CI's one-node run
+# merges it into kmalloc-192), backing it is refused as backing a kmalloc cache is.
+merged_names_cache_refused() {
+	local stop=$rundir/stop-user r=0
+	rm -f "$stop"
+	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
+	local user=$!
+	load_fails "cannot back kmalloc-[0-9a-z]*: a kmalloc cache" back=names_cache || r=1
+	touch "$stop"; wait "$user"
+	return "$r"
+}
+if [ -L /sys/kernel/slab/names_cache ]; then
+	check merged_names_cache_is_refused_with_its_kmalloc_cache merged_names_cache_refused
+else
+	check back_names_cache_then_unback_and_unload back_real_cache names_cache
+fi
 if have_memcg; then
 	check refuse_vm_area_struct_under_memcg refuse_accounted
 else
