@@ -34,7 +34,15 @@ scripts=$(cd "$(dirname "$0")" && pwd)
 # kmemleak_finds_nothing.
 kmemleak=/sys/kernel/debug/kmemleak
 kmemleak_baseline() {
+	# Lockdep must still be on when the checks begin (a report during the boot, which
+	# the checks do not scan, would have switched it off for the whole run).
+	if [ -r /proc/lockdep_stats ] && grep -q 'debug_locks: *0' /proc/lockdep_stats; then
+		echo "guest: lockdep was off before the checks began (debug_locks 0)" >> "$rundir/guest.log"
+	fi
 	[ -e $kmemleak ] || return 0
+	# Objects younger than 5 s are never reported: what the boot allocated last is
+	# cleared too.
+	sleep 6
 	echo scan > $kmemleak && echo scan > $kmemleak && echo clear > $kmemleak
 }
 if [ "$mode" = whole ] || { [ "$mode" = run ] && [ "$back" = all ]; }; then

@@ -23,16 +23,19 @@ import os
 import re
 import sys
 
-# The kernel's reports: oopses, BUGs, warnings, sanitizers, lockdep, sleeping in atomic,
-# RCU's stall warnings (normal, self-detected and expedited), the soft-lockup, hung-task and
-# workqueue watchdogs.
+# The kernel's reports: oopses, BUGs, warnings, sanitizers, lockdep (a lock without a
+# static key switches it off without a taint), sleeping in atomic, RCU's stall warnings
+# (normal, self-detected, expedited, and RCU-Tasks', which the removal of ftrace hooks
+# waits for), the soft-lockup, hung-task (a task's name may hold spaces) and workqueue
+# watchdogs.
 KERNEL = re.compile(
     r"(ASSERTION FAILED|BUG:|kernel BUG at|Oops|Kernel panic|general protection fault|"
     r"WARNING:|KASAN:|UBSAN:|KFENCE:|"
     r"possible circular locking|inconsistent lock state|possible recursive locking|"
     r"sleeping function called from invalid context|scheduling while atomic|"
-    r"suspicious RCU usage|detected stalls on CPUs|self-detected stall|detected expedited stalls|"
-    r"soft lockup|hard LOCKUP|INFO: task \S+ blocked for more than|workqueue lockup|"
+    r"suspicious RCU usage|detected stalls on CPUs|detected stalls on tasks|self-detected stall|"
+    r"detected expedited stalls|soft lockup|hard LOCKUP|INFO: task .+? blocked for more than|"
+    r"workqueue lockup|INFO: trying to register non-static key|"
     r"refcount_t:|list_(add|del) corruption)"
 )
 # The first KASAN report (or any taint) turns lockdep off for the rest of the boot: lock

@@ -85,6 +85,9 @@ if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
 	# The hang detectors of debug.config, with thresholds for TCG under KASAN: a CPU
 	# that does not schedule for 60 s, a workqueue that does not run for 120 s.
 	APPEND="$APPEND watchdog_thresh=30 workqueue.watchdog_thresh=120"
+	# A task that writes a suite's KUnit `run` file waits, uninterruptible, for each case
+	# (KUnit's own timeout is 300 s): the hung-task report only past that.
+	APPEND="$APPEND hung_task_timeout_secs=400"
 else
 	skb_caches=skbuff_head_cache,skbuff_small_head
 fi
