@@ -430,15 +430,17 @@ back_typesafe_cache() {
 # A kmalloc size class is found at once and refused (Documentation/backing.rst).
 check reject_cache_rslub_cannot_serve load_fails "cannot back kmalloc-64: a kmalloc cache" \
 	back=kmalloc-64
-# vm_area_struct is SLAB_TYPESAFE_BY_RCU and SLAB_ACCOUNT: with memory cgroups compiled in
-# (/proc/cgroups lists the controllers) refused as SLAB_ACCOUNT; every process the loop
-# starts allocates some.
-refuse_accounted() {
+# load_fails_while_allocating WANT PARAMS...: load_fails while a shell loop looks paths up
+# and starts processes (names_cache, vm_area_struct and their kin allocate), so that the
+# caches named in back= are sighted. vm_area_struct is SLAB_TYPESAFE_BY_RCU and
+# SLAB_ACCOUNT: with memory cgroups compiled in (/proc/cgroups lists the controllers)
+# refused as SLAB_ACCOUNT.
+load_fails_while_allocating() {
 	local stop=$rundir/stop-user r=0
 	rm -f "$stop"
 	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
 	local user=$!
-	load_fails "cannot back vm_area_struct: SLAB_ACCOUNT" back=vm_area_struct || r=1
+	load_fails "$@" || r=1
 	touch "$stop"; wait "$user"
 	return "$r"
 }
@@ -535,22 +537,15 @@ whatif_matches_the_host_command() {
 check whatif_matches_the_host_command whatif_matches_the_host_command
 # Where this boot merged names_cache into another cache (slab_merge: CI's one-node run
 # merges it into kmalloc-192), backing it is refused as backing a kmalloc cache is.
-merged_names_cache_refused() {
-	local stop=$rundir/stop-user r=0
-	rm -f "$stop"
-	(while [ ! -e "$stop" ]; do ls / > /dev/null; done) &
-	local user=$!
-	load_fails "cannot back kmalloc-[0-9a-z]*: a kmalloc cache" back=names_cache || r=1
-	touch "$stop"; wait "$user"
-	return "$r"
-}
 if [ -L /sys/kernel/slab/names_cache ]; then
-	check merged_names_cache_is_refused_with_its_kmalloc_cache merged_names_cache_refused
+	check merged_names_cache_is_refused_with_its_kmalloc_cache load_fails_while_allocating \
+		"cannot back kmalloc-[0-9a-z]*: a kmalloc cache" back=names_cache
 else
 	check back_names_cache_then_unback_and_unload back_real_cache names_cache
 fi
 if have_memcg; then
-	check refuse_vm_area_struct_under_memcg refuse_accounted
+	check refuse_vm_area_struct_under_memcg load_fails_while_allocating \
+		"cannot back vm_area_struct: SLAB_ACCOUNT" back=vm_area_struct
 else
 	check back_vm_area_struct_then_unback_and_unload back_typesafe_cache
 fi
