@@ -15,6 +15,7 @@
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
 #                figures into Documentation/benchmarks*; PART=whole: only the
 #                whole-system workloads (Documentation/benchmarks_whole.rst);
+#                PART=side: all but the whole-system part (Documentation/benchmarks.rst);
 #                PART=fidelity: only sheaves 7.3, classic SLUB 6.12 (built once, cached)
 #                and rslub under each profile, side by side
 #                WORKLOADS= (bench: the 2-node boots' workloads, all by default)

@@ -24,13 +24,14 @@ export CPUS
 # PART=whole: only the whole-system workloads (scripts/bench_whole.sh, on the default
 # kernel), which the full run does last; PART=fidelity: only their side-by-side boots
 # (sheaves 7.3, classic SLUB 6.12, rslub under each profile); PART=trace: records on 6.12
-# and 7.3 the kind of hackbench sequence that rslub_fidelity replays (into the cache folder).
+# and 7.3 the kind of hackbench sequence that rslub_fidelity replays (into the cache folder);
+# PART=side: only the boots before the whole-system part (Documentation/benchmarks.rst).
 case ${PART:-all} in
-all) ;;
+all | side) ;;
 whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
 fidelity) FIDELITY=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
 trace) TRACE=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
-*) die "PART=$PART: must be all, whole, fidelity or trace" ;;
+*) die "PART=$PART: must be all, side, whole, fidelity or trace" ;;
 esac
 if [ "${VARIANT:-default}" = distro ]; then
 	exec "$RSLUB_TOP/scripts/bench_distro.sh"
@@ -93,4 +94,4 @@ python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	--real "$out/real_cpus$CPUS.jsonl" "$out/real_cpus2.jsonl" "$out/real_cpus1.jsonl" \
 	"$out/realwall1.jsonl" "$out/realwall2.jsonl" "$out/realwall3.jsonl"
 # The whole kernel on rslub against the kernel's allocator, in boots of their own.
-"$RSLUB_TOP/scripts/bench_whole.sh"
+[ "${PART:-all}" = side ] || "$RSLUB_TOP/scripts/bench_whole.sh"
