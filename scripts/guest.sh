@@ -246,6 +246,13 @@ check() {
 	fi
 }
 
+# full_check NAME FUNCTION [ARGS...]: check, in make test FULL=1 only (CI runs it): the
+# slower variants of what the quick run checks once (make test stays under 90 s).
+full_check() {
+	[ "${RSLUB_FULL:-0}" = 1 ] || return 0
+	check "$@"
+}
+
 # leftover_unload: unbacks whatever rslub still backs, drains it (up to 600 rounds) and
 # unloads it, saying what was backed and whether that worked.
 leftover_unload() {
@@ -364,17 +371,18 @@ check reject_negative_min_objects load_fails "invalid parameter min_objects=-1" 
 check reject_min_partial_out_of_range load_fails "invalid parameter min_partial=5000" min_partial=5000
 check reject_min_order_above_max_order load_fails "invalid parameter min_order=3" min_order=3 max_order=2
 check reject_non_numeric_max_order load_fails "max_order" max_order=three
-# More of the bad-input catalogue (Documentation/reliability.rst). The kernel's Rust
-# integer parser reads 0x as hex and a leading 0 as octal; empty, overflowing and
-# out-of-range values fail the load with the parameter named, and a value padded with a
-# space is split there by the kernel's argument parser (leaving it empty).
-check hex_max_order_is_read_as_hex load_ok "loaded: max_order=2 " max_order=0x2
-check leading_zero_max_order_is_octal load_ok "loaded: max_order=8 " max_order=010
-check reject_empty_max_order load_fails "max_order" max_order=
-check reject_padded_max_order load_fails "max_order" "max_order= 3"
-check reject_negative_max_order load_fails "invalid parameter max_order=-1" max_order=-1
-check reject_overflowing_min_objects load_fails "min_objects" min_objects=99999999999
-check reject_overflowing_min_partial load_fails "min_partial" min_partial=4294967296
+# More of the bad-input catalogue (Documentation/reliability.rst), FULL=1 only (the quick
+# run has one of each kind above). The kernel's Rust integer parser reads 0x as hex and a
+# leading 0 as octal; empty, overflowing and out-of-range values fail the load with the
+# parameter named, and a value padded with a space is split there by the kernel's
+# argument parser (leaving it empty).
+full_check hex_max_order_is_read_as_hex load_ok "loaded: max_order=2 " max_order=0x2
+full_check leading_zero_max_order_is_octal load_ok "loaded: max_order=8 " max_order=010
+full_check reject_empty_max_order load_fails "max_order" max_order=
+full_check reject_padded_max_order load_fails "max_order" "max_order= 3"
+full_check reject_negative_max_order load_fails "invalid parameter max_order=-1" max_order=-1
+full_check reject_overflowing_min_objects load_fails "min_objects" min_objects=99999999999
+full_check reject_overflowing_min_partial load_fails "min_partial" min_partial=4294967296
 check empty_back_backs_nothing load_ok "loaded: max_order=3 " back=
 check modprobe_reads_kernel_cmdline modprobe_cmdline
 # unknown_cache_is_a_bad_parameter: the load fails as for any bad parameter (EINVAL, which
@@ -445,13 +453,15 @@ load_fails_while_allocating() {
 	return "$r"
 }
 # failed_load_leaves_no_hook: back= with a cache rslub serves and then one it refuses (the
-# same name twice; a name nothing allocates) fails the load while TCP traffic allocates
-# from the first: nothing may have been backed, no hook may stay behind pointing into the
-# freed module, and the traffic goes on intact for 10 s after each refusal (2 s without
-# RSLUB_FULL: a dangling hook is called within the first packets).
+# same name twice; with RSLUB_FULL also a name nothing allocates, refused after a second's
+# wait for it) fails the load while TCP traffic allocates from the first: nothing may have
+# been backed, no hook may stay behind pointing into the freed module, and the traffic
+# goes on intact for 10 s after each refusal (2 s without RSLUB_FULL: a dangling hook is
+# called within the first packets).
 failed_load_leaves_no_hook() {
 	local stop=$rundir/stop-failed-load first=${back%%,*} names r=0 wait=2
-	[ "${RSLUB_FULL:-0}" = 1 ] && wait=10
+	local refused=("$first,$first")
+	[ "${RSLUB_FULL:-0}" = 1 ] && wait=10 refused+=("$first,rslub_no_such_cache")
 	rm -f "$stop"
 	rm -f "$stop.ready"
 	python3 "$scripts/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
@@ -459,7 +469,7 @@ failed_load_leaves_no_hook() {
 	# Until the first message came back (python starts slowly on the debug kernel).
 	local i
 	for i in $(seq 120); do [ -e "$stop.ready" ] && break; sleep 0.5; done
-	for names in "$first,$first" "$first,rslub_no_such_cache"; do
+	for names in "${refused[@]}"; do
 		local before=$r
 		mark_log
 		if insmod "$moddir/rslub.ko" back=$names 2>/dev/null; then
@@ -507,13 +517,17 @@ check rmmod_refused_while_a_client_holds_a_cache rmmod_under_a_client
 
 # whatif_matches_the_host_command: the debugfs file layout_whatif and the host command
 # scripts/layout (built before the boot, run here on the guest's CPU count) print the
-# same table, one rule in one source file: with the defaults and with other parameters.
+# same table, one rule in one source file: with the defaults, and with RSLUB_FULL also with
+# other parameters.
 whatif_matches_the_host_command() {
 	local f=/sys/kernel/debug/rslub/layout_whatif p size args out want r=0 bin
 	# The host command's binary, found once (the script checks its sources over 9p at
 	# every call: 6 s a call on the debug kernel).
 	bin=$("$scripts/layout" --build) || { echo "scripts/layout --build failed"; return 1; }
-	for p in "" "max_order=1 min_objects=4"; do
+	# The second set of parameters with RSLUB_FULL only.
+	local sets=("")
+	[ "${RSLUB_FULL:-0}" = 1 ] && sets+=("max_order=1 min_objects=4")
+	for p in "${sets[@]}"; do
 		# shellcheck disable=SC2086 # a list of name=value words
 		insmod "$moddir/rslub.ko" $p || { echo "insmod $p failed"; return 1; }
 		args=()
@@ -639,13 +653,15 @@ traffic_intact() {
 	return "$traffic_rc"
 }
 # slabinfo_reads_the_tree: the kernel's own tools/mm/slabinfo, through scripts/slabinfo,
-# prints a line for each backed cache, and its report (-r) with the statistics. With one
-# cache in the tree (under KASAN only the small heads are backed) slabinfo prints that
-# cache's report instead of the table and the activity view, as it does on SLUB.
+# prints a line for each backed cache. With one cache in the tree (under KASAN only the
+# small heads are backed) slabinfo prints that cache's report instead of the table and
+# the activity view, as it does on SLUB.
+slabinfo_single() {
+	[ "$(find /sys/kernel/debug/rslub_kunit -mindepth 1 -maxdepth 1 -type d | wc -l)" -eq 1 ]
+}
 slabinfo_reads_the_tree() {
 	local c out single=
-	[ "$(find /sys/kernel/debug/rslub_kunit -mindepth 1 -maxdepth 1 -type d | wc -l)" -eq 1 ] &&
-		single=1
+	slabinfo_single && single=1
 	out=$(RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --dir rslub_kunit 2>&1) ||
 		{ echo "$out"; return 1; }
 	echo "$out"
@@ -656,7 +672,12 @@ slabinfo_reads_the_tree() {
 			grep -Eq "^$c +[0-9]" <<<"$out" || { echo "no line for $c"; return 1; }
 		fi
 	done
-	c=${back%%,*}
+}
+# slabinfo_reports_and_activity (RSLUB_FULL): its report of one cache (-r) with the
+# statistics, and its activity view (-AD) over one second.
+slabinfo_reports_and_activity() {
+	local c=${back%%,*} out single=
+	slabinfo_single && single=1
 	out=$(RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --dir rslub_kunit -r "$c" 2>&1) ||
 		{ echo "$out"; return 1; }
 	grep -q "^Slabcache: $c " <<<"$out" || { echo "$out"; echo "no report of $c"; return 1; }
@@ -708,6 +729,7 @@ if wanted rslub_traffic; then
 	check loopback_traffic_echoed_intact traffic_intact
 	check backed_caches_are_sound backed_caches_sound
 	check slabinfo_reads_the_tree slabinfo_reads_the_tree
+	full_check slabinfo_reports_and_activity slabinfo_reports_and_activity
 	check unback_drain_and_unload unback_drain_unload
 	[ -e $kmemleak ] && check kmemleak_finds_nothing kmemleak_finds_nothing
 	write_suite rslub_traffic
