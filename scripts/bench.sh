@@ -10,7 +10,7 @@
 # ratio; then the real
 # workloads (scripts/bench_real_guest.sh), on CPUS, 2 and 1 vCPUs and in three wall-clock
 # boots; last the whole-system workloads (scripts/bench_whole.sh, alone with PART=whole,
-# Documentation/benchmarks_whole.rst). Writes
+# left out with PART=side; Documentation/benchmarks_whole.rst). Writes
 # Documentation/benchmarks/results.{json,csv}, the SVG plots, and the tables of
 # Documentation/benchmarks.rst.
 set -euo pipefail

@@ -246,10 +246,16 @@ check() {
 	fi
 }
 
-# full_check NAME FUNCTION [ARGS...]: check, in make test FULL=1 only (CI runs it): the
-# slower variants of what the quick run checks once (make test stays under 90 s).
+# full_check NAME FUNCTION [ARGS...]: check, in make test FULL=1 (CI runs it on 2 and 4
+# nodes) and on a KASAN kernel (CI's debug run, where some of them take other paths: one
+# backed cache for slabinfo, KASAN's checks on the refused loads): the slower variants of
+# what the default kernel's quick run checks once (make test stays under 90 s).
+kasan_kernel=
+# (grep reads all of dmesg: with -q it would stop at the match, and pipefail count dmesg's
+# SIGPIPE as a failure.)
+dmesg | grep 'KernelAddressSanitizer initialized' >/dev/null && kasan_kernel=1
 full_check() {
-	[ "${RSLUB_FULL:-0}" = 1 ] || return 0
+	[ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ] || return 0
 	check "$@"
 }
 
@@ -371,13 +377,13 @@ check reject_negative_min_objects load_fails "invalid parameter min_objects=-1" 
 check reject_min_partial_out_of_range load_fails "invalid parameter min_partial=5000" min_partial=5000
 check reject_min_order_above_max_order load_fails "invalid parameter min_order=3" min_order=3 max_order=2
 check reject_non_numeric_max_order load_fails "max_order" max_order=three
-# More of the bad-input catalogue (Documentation/reliability.rst), FULL=1 only (the quick
-# run has one of each kind above). The kernel's Rust integer parser reads 0x as hex and a
-# leading 0 as octal; empty, overflowing and out-of-range values fail the load with the
-# parameter named, and a value padded with a space is split there by the kernel's
-# argument parser (leaving it empty).
+# More of the bad-input catalogue (Documentation/reliability.rst), the rest with full_check
+# (the quick run has a value of each kind: refused above, read another way here). The
+# kernel's Rust integer parser reads 0x as hex and a leading 0 as octal; empty,
+# overflowing and out-of-range values fail the load with the parameter named, and a value
+# padded with a space is split there by the kernel's argument parser (leaving it empty).
+check leading_zero_max_order_is_octal load_ok "loaded: max_order=8 " max_order=010
 full_check hex_max_order_is_read_as_hex load_ok "loaded: max_order=2 " max_order=0x2
-full_check leading_zero_max_order_is_octal load_ok "loaded: max_order=8 " max_order=010
 full_check reject_empty_max_order load_fails "max_order" max_order=
 full_check reject_padded_max_order load_fails "max_order" "max_order= 3"
 full_check reject_negative_max_order load_fails "invalid parameter max_order=-1" max_order=-1
@@ -453,15 +459,16 @@ load_fails_while_allocating() {
 	return "$r"
 }
 # failed_load_leaves_no_hook: back= with a cache rslub serves and then one it refuses (the
-# same name twice; with RSLUB_FULL also a name nothing allocates, refused after a second's
-# wait for it) fails the load while TCP traffic allocates from the first: nothing may have
+# same name twice; with RSLUB_FULL or on a KASAN kernel also a name nothing allocates,
+# refused after a second's wait for it) fails the load while TCP traffic allocates from the first: nothing may have
 # been backed, no hook may stay behind pointing into the freed module, and the traffic
 # goes on intact for 10 s after each refusal (2 s without RSLUB_FULL: a dangling hook is
 # called within the first packets).
 failed_load_leaves_no_hook() {
 	local stop=$rundir/stop-failed-load first=${back%%,*} names r=0 wait=2
 	local refused=("$first,$first")
-	[ "${RSLUB_FULL:-0}" = 1 ] && wait=10 refused+=("$first,rslub_no_such_cache")
+	[ "${RSLUB_FULL:-0}" = 1 ] && wait=10
+	[ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ] && refused+=("$first,rslub_no_such_cache")
 	rm -f "$stop"
 	rm -f "$stop.ready"
 	python3 "$scripts/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
@@ -517,16 +524,16 @@ check rmmod_refused_while_a_client_holds_a_cache rmmod_under_a_client
 
 # whatif_matches_the_host_command: the debugfs file layout_whatif and the host command
 # scripts/layout (built before the boot, run here on the guest's CPU count) print the
-# same table, one rule in one source file: with the defaults, and with RSLUB_FULL also with
-# other parameters.
+# same table, one rule in one source file: with the defaults, and with RSLUB_FULL or on a
+# KASAN kernel also with other parameters.
 whatif_matches_the_host_command() {
 	local f=/sys/kernel/debug/rslub/layout_whatif p size args out want r=0 bin
 	# The host command's binary, found once (the script checks its sources over 9p at
 	# every call: 6 s a call on the debug kernel).
 	bin=$("$scripts/layout" --build) || { echo "scripts/layout --build failed"; return 1; }
-	# The second set of parameters with RSLUB_FULL only.
+	# The second set of parameters as full_check's.
 	local sets=("")
-	[ "${RSLUB_FULL:-0}" = 1 ] && sets+=("max_order=1 min_objects=4")
+	[ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ] && sets+=("max_order=1 min_objects=4")
 	for p in "${sets[@]}"; do
 		# shellcheck disable=SC2086 # a list of name=value words
 		insmod "$moddir/rslub.ko" $p || { echo "insmod $p failed"; return 1; }
@@ -673,7 +680,7 @@ slabinfo_reads_the_tree() {
 		fi
 	done
 }
-# slabinfo_reports_and_activity (RSLUB_FULL): its report of one cache (-r) with the
+# slabinfo_reports_and_activity (full_check): its report of one cache (-r) with the
 # statistics, and its activity view (-AD) over one second.
 slabinfo_reports_and_activity() {
 	local c=${back%%,*} out single=
