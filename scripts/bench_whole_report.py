@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 from bench_common import table
@@ -148,18 +149,38 @@ def denoise(recs):
         r = dict(r)
         if "ctxt" in r and "ctxt" in n:
             r["ctxt"] -= n["ctxt"]
-        for group in ("rslub", "slub"):
-            if group in r and group in n:
-                r[group] = {k: v - n[group].get(k, 0) for k, v in r[group].items()}
-        for group in ("caches", "slub_caches"):
-            if group in r and group in n:
-                r[group] = {name: ({k: (v - n[group][name].get(k, 0) if k in CACHE_COUNTS else v)
-                                    for k, v in c.items()} if name in n[group] else c)
-                            for name, c in r[group].items()}
+        for total, caches in (("rslub", "caches"), ("slub", "slub_caches")):
+            if total in r and total in n:
+                denoise_group(r, n, total, caches)
         r["denoised"] = True
         check_totals(r)
         out.append(r)
     return out
+
+
+def denoise_group(r, n, total, caches):
+    """Record @r's counters of one allocator (@total, summed over every cache, and the
+    listed @caches) less those of the run of nothing @n, part by part, none below zero:
+    each listed cache less its own part of @n, and the caches not listed (their sum, the
+    total less the listed ones) less @n's part outside @r's listed caches. The snapshots'
+    allocations repeat from run to run, but a new slab for them does not (a slab that
+    the run of nothing had to make, a run that followed found made): subtracting the run
+    of nothing's slab pages from a cache that made none in the run would count less
+    than nothing there, and take it from the other caches' figures."""
+    rc, nc = r.get(caches, {}), n.get(caches, {})
+    r[caches] = {name: {k: (max(v - nc.get(name, {}).get(k, 0), 0) if k in CACHE_COUNTS else v)
+                        for k, v in c.items()}
+                 for name, c in rc.items()}
+    out = {}
+    for k, v in r[total].items():
+        if k not in CACHE_COUNTS:
+            out[k] = v - n[total].get(k, 0)
+            continue
+        listed = sum(c.get(k, 0) for c in rc.values())
+        listed_noise = sum(nc.get(name, {}).get(k, 0) for name in rc)
+        rest = max((v - listed) - (n[total].get(k, 0) - listed_noise), 0)
+        out[k] = sum(c.get(k, 0) for c in r[caches].values()) + rest
+    r[total] = out
 
 
 def check_totals(r):
@@ -465,6 +486,21 @@ def fidelity_caches(k6, rc):
     return table(["cache", "allocator", "size", "order", "objects / slab"] + list(names), body)
 
 
+def report_commit():
+    """The commit of this report (scripts/figures_current.py holds the report's own changes
+    against it, the measured code's against the run's), marked if the report differs."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    git = ["git", "-C", top]
+    try:
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--", "scripts/bench_whole_report.py"]
+                               ).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")
+
+
 def main():
     rundir, docdir = sys.argv[1], sys.argv[2]
     # --fidelity: only the side-by-side boots ran (make bench PART=fidelity): only
@@ -495,7 +531,8 @@ def main():
     classic_build = meta[5] if len(meta) > 5 else None
     provenance = (f"Made on {date} from commit {commit}, kernel build {kbuild}"
                   + (f" (classic SLUB: {classic_build})" if classic_build else "")
-                  + f", {qemu}; {cpus} vCPUs.\n")
+                  + f", {qemu}; {cpus} vCPUs; figures computed by the report at commit "
+                  + f"{report_commit()}.\n")
     fid = [".. SPDX-License-Identifier: GPL-2.0\n",
            "===============================================",
            "Benchmarks: classic SLUB 6.12 beside rslub",
@@ -586,7 +623,9 @@ def main():
            "(a few hundred\nobjects, thousands in the ``SLUB_STATS`` boots, whose snapshots open "
            "every cache's\ncounter files). Each boot first measures a run of nothing the same "
            "way, and its counters\nare subtracted from every run's of the boot (in the "
-           "*marginal* rows it cancels anyway).\nThe instruction counts have none of it: the "
+           "*marginal* rows it cancels anyway),\ncache by cache for the caches listed and "
+           "together for the others, none below zero (a\nslab the run of nothing made is not "
+           "made again by the run after it).\nThe instruction counts have none of it: the "
            "marks are taken after the rest and before\nthe second snapshot.\n",
            ]
 
