@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -65,6 +66,21 @@ def side_by_side(boots):
             continue
         pairs.append((r, f))
     return pairs
+
+
+def report_commit():
+    """The commit of this report (scripts/figures_current.py holds the report's own changes
+    against it, the measured code's against the run's), marked if the report differs."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    git = ["git", "-C", top]
+    try:
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
+                                      "scripts/bench_distro_report.py"]).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 def main():
@@ -140,7 +156,8 @@ def main():
         f"- **forced**: ``-cpu {forced_cpu}`` with ``{forced}``, so that indirect calls go",
         "  through retpolines and every call and return through the call depth accounting",
         "  (``retbleed=stuff``), as on the Skylake-era hardware Debian's kernel still serves.\n",
-        f"Made on {day}: commit {commit}, kernel build {kernel}, {qemu}.",
+        f"Made on {day}: commit {commit}, kernel build {kernel}, {qemu}; report at commit "
+        f"{report_commit()}.",
         "Raw figures: ``benchmarks/distro.json``.\n",
         "What each boot had live (``/sys/devices/system/cpu/vulnerabilities``, read in the guest):\n",
         "default:\n", vuln_list("default"), "",
@@ -160,10 +177,15 @@ def main():
         "``memset_orig``, 8-byte stores). With the distribution's ``init_on_alloc=1`` every",
         "allocation zeroes its object, a byte an instruction in the default boot and about a",
         "fifth of that in the forced one (``memset_orig`` runs 11 instructions per 64 bytes):",
-        "in that run a 4096-byte allocation counted 4162 instructions against 791, which says",
-        "nothing of the mitigations. The zeroing is the same for both allocators within a",
-        "boot, so the ratios of each boot of that run still compare them (the last",
-        "section). ``memcpy()`` is alike: a ``rep movsb`` only with FSRM (``-cpu max`` has it,",
+        *(["in that run a 4096-byte allocation counts thousands of instructions more in the",
+           "default boot, which says nothing of the mitigations. The zeroing is the same for",
+           "both allocators within a boot, so the ratios of each boot of that run still",
+           "compare them (the last section)."] if init else
+          ["in the last such run (``make bench VARIANT=distro INIT_ON_ALLOC=1``, 42 minutes;",
+           "its page as committed in ee887cf) a 4096-byte allocation counted 4162",
+           "instructions against 791, which says nothing of the mitigations; this page was",
+           "made without one."]),
+        "``memcpy()`` is alike: a ``rep movsb`` only with FSRM (``-cpu max`` has it,",
         "Skylake not), and the kernel's bulk paths copy their pointer arrays with it, so the",
         "kernel's bulk figures are lower in the forced boot. The forced/default columns are",
         "therefore what the CPU model and the mitigations together changed; rows without",
