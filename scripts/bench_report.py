@@ -16,6 +16,7 @@ import html
 import json
 import os
 import re
+import subprocess
 
 from bench_common import load, table
 
@@ -209,7 +210,8 @@ def why_section(rows):
             "design's figure, and a row of it above the kernel is a finding about that design,\n"
             "whose cause the counters show (see Documentation/design.rst, \"Fidelity to classic\n"
             "SLUB\"); *tuned* (rslub's choices: ``min_partial`` by size, the remote walk over\n"
-            "each node once) keeps the rule that no row is above the kernel.\n\n"
+            "each node once) aims at no row above the kernel; a row of it that is above is a\n"
+            "finding about rslub's own choices.\n\n"
             "Rows above the kernel under the classic profile: "
             + (", ".join(losing("classic")) or "none") + ".\n"
             "Rows above the kernel under the tuned profile: "
@@ -337,6 +339,21 @@ def unhardened_section(main_boot, plain):
     return "".join(out)
 
 
+def report_commit():
+    """The commit of this report (scripts/figures_current.py holds the report's own changes
+    against it, the measured code's against the run's), marked if the report differs."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    git = ["git", "-C", top]
+    try:
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
+                                      "scripts/bench_report.py"]).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", required=True, help="the Documentation folder")
@@ -389,7 +406,8 @@ def main():
         f"Made by ``{a.command}`` on {datetime.date.today().isoformat()}: "
         f"{a.cpus} vCPUs, QEMU TCG with ``-icount shift=0,align=off,sleep=off``; "
         "the side-by-side tables and seeds 000 to 002 on 2 NUMA nodes, seed 003 on 4 and 1.\n"
-        + (f"Measured: {a.provenance}.\n" if a.provenance else "")
+        + (f"Measured: {a.provenance}; report at commit {report_commit()}.\n"
+           if a.provenance else "")
         + "Raw figures: ``benchmarks/results.json`` and ``benchmarks/results.csv``; the second\n"
         "boot of the side-by-side tables, for the repeatability check below:\n"
         "``benchmarks/repeat.json``.\n"
