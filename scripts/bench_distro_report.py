@@ -70,14 +70,17 @@ def side_by_side(boots):
 
 def report_commit():
     """The commit of this report (scripts/figures_current.py holds the report's own changes
-    against it, the measured code's against the run's), marked if the report differs."""
+    against it, the measured code's against the run's), marked if a report script differs from it."""
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     git = ["git", "-C", top]
     try:
         head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
                               stdout=subprocess.PIPE, text=True).stdout.strip()
         dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
-                                      "scripts/bench_distro_report.py"]).returncode != 0
+                                      "scripts/bench_report.py", "scripts/bench_real_report.py",
+                                      "scripts/bench_whole_report.py",
+                                      "scripts/bench_distro_report.py", "scripts/bench_common.py"]
+                               ).returncode != 0
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + (" (with uncommitted changes)" if dirty else "")
@@ -181,10 +184,10 @@ def main():
            "default boot, which says nothing of the mitigations. The zeroing is the same for",
            "both allocators within a boot, so the ratios of each boot of that run still",
            "compare them (the last section)."] if init else
-          ["in the last such run (``make bench VARIANT=distro INIT_ON_ALLOC=1``, 42 minutes;",
-           "its page as committed in ee887cf) a 4096-byte allocation counted 4162",
-           "instructions against 791, which says nothing of the mitigations; this page was",
-           "made without one."]),
+          ["in the last such run (``make bench VARIANT=distro INIT_ON_ALLOC=1``, 42 minutes,",
+           "measured at ee887cf; its page as last committed in 9dd422e) a 4096-byte",
+           "allocation counted 4162 instructions against 791, which says nothing of the",
+           "mitigations; this page was made without one."]),
         "``memcpy()`` is alike: a ``rep movsb`` only with FSRM (``-cpu max`` has it,",
         "Skylake not), and the kernel's bulk paths copy their pointer arrays with it, so the",
         "kernel's bulk figures are lower in the forced boot. The forced/default columns are",

@@ -341,14 +341,17 @@ def unhardened_section(main_boot, plain):
 
 def report_commit():
     """The commit of this report (scripts/figures_current.py holds the report's own changes
-    against it, the measured code's against the run's), marked if the report differs."""
+    against it, the measured code's against the run's), marked if a report script differs from it."""
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     git = ["git", "-C", top]
     try:
         head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
                               stdout=subprocess.PIPE, text=True).stdout.strip()
         dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
-                                      "scripts/bench_report.py"]).returncode != 0
+                                      "scripts/bench_report.py", "scripts/bench_real_report.py",
+                                      "scripts/bench_whole_report.py",
+                                      "scripts/bench_distro_report.py", "scripts/bench_common.py"]
+                               ).returncode != 0
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + (" (with uncommitted changes)" if dirty else "")

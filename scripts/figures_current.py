@@ -23,22 +23,26 @@ CODE = ["rust", "bench", "include", "Kbuild", "scripts/kconfig/base.config",
 # commit its report ran at ("report at commit abc1234") is held to that commit for its report
 # script (a report can be run again on a run's records), to the measured one for the rest.
 REPORTS = {"scripts/bench_report.py", "scripts/bench_real_report.py",
-           "scripts/bench_whole_report.py", "scripts/bench_distro_report.py"}
+           "scripts/bench_whole_report.py", "scripts/bench_distro_report.py",
+           "scripts/bench_common.py"}
 PAGES = {
-    "benchmarks.rst": ["scripts/bench.sh", "scripts/bench_report.py",
+    "benchmarks.rst": ["scripts/bench.sh", "scripts/bench_report.py", "scripts/bench_common.py",
                        "scripts/bench_real_guest.sh", "scripts/bench_real_report.py"],
     "benchmarks_whole.rst": ["scripts/bench_whole.sh", "scripts/bench_whole_guest.sh",
+                             "scripts/bench_common.py",
                              "scripts/bench_whole_report.py", "scripts/kconfig/stats.config",
                              "scripts/kconfig/classic.config"],
     "benchmarks_fidelity.rst": ["scripts/bench_whole.sh", "scripts/bench_whole_guest.sh",
+                                "scripts/bench_common.py",
                                 "scripts/bench_whole_report.py",
                                 "scripts/kconfig/stats.config",
                                 "scripts/kconfig/classic.config"],
     "benchmarks_distro.rst": ["scripts/bench_distro.sh", "scripts/bench_distro_report.py",
+                              "scripts/bench_common.py",
                               "scripts/kconfig/distro.config"],
 }
-MEASURED = re.compile(r"\bcommit ([0-9a-f]{7,40})\b")
-REPORTED = re.compile(r"\breport at commit ([0-9a-f]{7,40})\b")
+MEASURED = re.compile(r"(?<!report at )\bcommit ([0-9a-f]{7,40})\b")
+REPORTED = re.compile(r"\breport at commit ([0-9a-f]{7,40})\b(?! \(with uncommitted)")
 
 
 def git(*args):
