@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What scripts/bench_report.py and scripts/bench_real_report.py share: reading the
-RESULT lines of the benchmark boots, and reStructuredText tables."""
+"""What the benchmark reports share: reading the RESULT lines of the benchmark boots,
+reStructuredText tables, and the commit a report runs at."""
 
 import json
 import os
+import subprocess
 
 
 def load(paths):
@@ -30,3 +31,25 @@ def table(header, rows):
             out.append(("   * - " if first else "     - ") + (str(c) if c not in ("", "-") else "\\-"))
             first = False
     return "\n".join(out) + "\n"
+
+
+# The report scripts: a page's report commit is marked when any differs from it.
+REPORT_SCRIPTS = ("scripts/bench_report.py", "scripts/bench_real_report.py",
+                  "scripts/bench_whole_report.py", "scripts/bench_distro_report.py",
+                  "scripts/bench_common.py")
+
+
+def report_commit():
+    """The commit the reports run at, for a page's provenance (scripts/figures_current.py
+    holds the report scripts' changes against it, the measured code's against the run's),
+    marked if a report script differs from it."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    git = ["git", "-C", top]
+    try:
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--", *REPORT_SCRIPTS]
+                               ).returncode != 0
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" (with uncommitted changes)" if dirty else "")

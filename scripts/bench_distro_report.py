@@ -15,11 +15,10 @@ import datetime
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import table  # noqa: E402
+from bench_common import report_commit, table  # noqa: E402
 
 BOOTS = ("default", "forced")
 # The mitigations whose state the report quotes (the others are the same in both boots
@@ -66,24 +65,6 @@ def side_by_side(boots):
             continue
         pairs.append((r, f))
     return pairs
-
-
-def report_commit():
-    """The commit of this report (scripts/figures_current.py holds the report's own changes
-    against it, the measured code's against the run's), marked if a report script differs from it."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    git = ["git", "-C", top]
-    try:
-        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
-                              stdout=subprocess.PIPE, text=True).stdout.strip()
-        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
-                                      "scripts/bench_report.py", "scripts/bench_real_report.py",
-                                      "scripts/bench_whole_report.py",
-                                      "scripts/bench_distro_report.py", "scripts/bench_common.py"]
-                               ).returncode != 0
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 def main():

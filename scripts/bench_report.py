@@ -16,9 +16,8 @@ import html
 import json
 import os
 import re
-import subprocess
 
-from bench_common import load, table
+from bench_common import load, report_commit, table
 
 SERIES_COLORS = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"]
 
@@ -337,24 +336,6 @@ def unhardened_section(main_boot, plain):
     out.append(table(["experiment", "size", "hardened", "ratio", "plain", "kernel",
                       "ratio (plain)"], body))
     return "".join(out)
-
-
-def report_commit():
-    """The commit of this report (scripts/figures_current.py holds the report's own changes
-    against it, the measured code's against the run's), marked if a report script differs from it."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    git = ["git", "-C", top]
-    try:
-        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
-                              stdout=subprocess.PIPE, text=True).stdout.strip()
-        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
-                                      "scripts/bench_report.py", "scripts/bench_real_report.py",
-                                      "scripts/bench_whole_report.py",
-                                      "scripts/bench_distro_report.py", "scripts/bench_common.py"]
-                               ).returncode != 0
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 def main():

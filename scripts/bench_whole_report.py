@@ -10,10 +10,9 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 
-from bench_common import table
+from bench_common import report_commit, table
 
 # Each workload: its unit of work, and what a run does (from one of its records).
 WORK = {
@@ -513,24 +512,6 @@ def fidelity_caches(k6, rc):
                         [f"{per(r, c.get(n, 0), 1000):.1f}" for n in names])
     body.sort(key=lambda row: (row[0], row[1]))
     return table(["cache", "allocator", "size", "order", "objects / slab"] + list(names), body)
-
-
-def report_commit():
-    """The commit of this report (scripts/figures_current.py holds the report's own changes
-    against it, the measured code's against the run's), marked if a report script differs from it."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    git = ["git", "-C", top]
-    try:
-        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,
-                              stdout=subprocess.PIPE, text=True).stdout.strip()
-        dirty = subprocess.run(git + ["diff", "--quiet", "HEAD", "--",
-                                      "scripts/bench_report.py", "scripts/bench_real_report.py",
-                                      "scripts/bench_whole_report.py",
-                                      "scripts/bench_distro_report.py", "scripts/bench_common.py"]
-                               ).returncode != 0
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (with uncommitted changes)" if dirty else "")
 
 
 def main():
