@@ -254,8 +254,10 @@ kasan_kernel=
 # (grep reads all of dmesg: with -q it would stop at the match, and pipefail count dmesg's
 # SIGPIPE as a failure.)
 dmesg | grep 'KernelAddressSanitizer initialized' >/dev/null && kasan_kernel=1
+slow_variants=
+if [ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ]; then slow_variants=1; fi
 full_check() {
-	[ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ] || return 0
+	[ -n "$slow_variants" ] || return 0
 	check "$@"
 }
 
@@ -459,16 +461,16 @@ load_fails_while_allocating() {
 	return "$r"
 }
 # failed_load_leaves_no_hook: back= with a cache rslub serves and then one it refuses (the
-# same name twice; with RSLUB_FULL or on a KASAN kernel also a name nothing allocates,
-# refused after a second's wait for it) fails the load while TCP traffic allocates from the first: nothing may have
-# been backed, no hook may stay behind pointing into the freed module, and the traffic
-# goes on intact for 10 s after each refusal (2 s without RSLUB_FULL: a dangling hook is
-# called within the first packets).
+# same name twice; as full_check's, also a name nothing allocates, refused after a
+# second's wait for it) fails the load while TCP traffic allocates from the first:
+# nothing may have been backed, no hook may stay behind pointing into the freed module,
+# and the traffic goes on intact for 10 s after each refusal (2 s without RSLUB_FULL: a
+# dangling hook is called within the first packets).
 failed_load_leaves_no_hook() {
 	local stop=$rundir/stop-failed-load first=${back%%,*} names r=0 wait=2
 	local refused=("$first,$first")
 	[ "${RSLUB_FULL:-0}" = 1 ] && wait=10
-	[ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ] && refused+=("$first,rslub_no_such_cache")
+	[ -n "$slow_variants" ] && refused+=("$first,rslub_no_such_cache")
 	rm -f "$stop"
 	rm -f "$stop.ready"
 	python3 "$scripts/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
@@ -524,16 +526,15 @@ check rmmod_refused_while_a_client_holds_a_cache rmmod_under_a_client
 
 # whatif_matches_the_host_command: the debugfs file layout_whatif and the host command
 # scripts/layout (built before the boot, run here on the guest's CPU count) print the
-# same table, one rule in one source file: with the defaults, and with RSLUB_FULL or on a
-# KASAN kernel also with other parameters.
+# same table, one rule in one source file: with the defaults, and as full_check's also
+# with other parameters.
 whatif_matches_the_host_command() {
 	local f=/sys/kernel/debug/rslub/layout_whatif p size args out want r=0 bin
 	# The host command's binary, found once (the script checks its sources over 9p at
 	# every call: 6 s a call on the debug kernel).
 	bin=$("$scripts/layout" --build) || { echo "scripts/layout --build failed"; return 1; }
-	# The second set of parameters as full_check's.
 	local sets=("")
-	[ "${RSLUB_FULL:-0}" = 1 ] || [ -n "$kasan_kernel" ] && sets+=("max_order=1 min_objects=4")
+	[ -n "$slow_variants" ] && sets+=("max_order=1 min_objects=4")
 	for p in "${sets[@]}"; do
 		# shellcheck disable=SC2086 # a list of name=value words
 		insmod "$moddir/rslub.ko" $p || { echo "insmod $p failed"; return 1; }
