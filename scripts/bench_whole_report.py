@@ -137,6 +137,8 @@ def denoise(recs):
     # The boot's last run of nothing (the guest measures two: the first makes the
     # snapshot's sysfs inodes, which every later snapshot finds made).
     noops = {r["boot"]: r for r in recs if r["exp"] == "noop"}
+    for n in noops.values():
+        check_totals(n)
     out = []
     for r in recs:
         n = noops.get(r["boot"])
@@ -149,7 +151,6 @@ def denoise(recs):
         # What the snapshots read must add up before anything is subtracted: a total below
         # its own listed caches is a collection fault, not noise.
         check_totals(r)
-        check_totals(n)
         if "ctxt" in r and "ctxt" in n:
             r["ctxt"] -= n["ctxt"]
         for total, caches in (("rslub", "caches"), ("slub", "slub_caches")):

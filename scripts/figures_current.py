@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 
+from bench_common import REPORT_SCRIPTS
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # What every page measures: the allocator, its modules and the kernels they run on.
@@ -22,9 +24,7 @@ CODE = ["rust", "bench", "include", "Kbuild", "scripts/kconfig/base.config",
 # Each page's own scripts (its driver, guest and report) and kernels. A page that names the
 # commit its report ran at ("report at commit abc1234") is held to that commit for its report
 # script (a report can be run again on a run's records), to the measured one for the rest.
-REPORTS = {"scripts/bench_report.py", "scripts/bench_real_report.py",
-           "scripts/bench_whole_report.py", "scripts/bench_distro_report.py",
-           "scripts/bench_common.py"}
+REPORTS = set(REPORT_SCRIPTS)
 PAGES = {
     "benchmarks.rst": ["scripts/bench.sh", "scripts/bench_report.py", "scripts/bench_common.py",
                        "scripts/bench_real_guest.sh", "scripts/bench_real_report.py"],
