@@ -64,12 +64,14 @@ RSLUB = [
     # A cache a client never destroyed: its objects and slabs are leaked with it.
     (r"\bcache (?P<cache>\S+) was never destroyed", "was never destroyed; leaving it in place"),
     # A kernel cache destroyed while rslub still served objects of it (its caller leaked).
-    (r"rslub: a backed cache was destroyed with \d+ objects",
+    # The test and benchmark modules print these with their own names (rslub_kunit:,
+    # rslub_bench:), from the same rust/back/mod.rs.
+    (r"\brslub\w*: a backed cache was destroyed with \d+ objects",
      "a backed cache was destroyed with {live} objects"),
     # A kernel cache destroyed while backed without rslub having seen the destroy.
-    (r"rslub: (?P<cache>\S+) was destroyed while backed", "was destroyed while backed"),
+    (r"\brslub\w*: (?P<cache>\S+) was destroyed while backed", "was destroyed while backed"),
     # rmmod while something is backed or draining: those objects are leaked.
-    (r"rslub: unloading while caches are backed or draining",
+    (r"\brslub\w*: unloading while caches are backed or draining",
      "unloading while caches are backed or draining"),
     # Hardened usercopy of an rslub object (rust/back/hook.c, rslub_usercopy_abort).
     (r"Kernel memory (exposure|overwrite) attempt detected (from|to) "
