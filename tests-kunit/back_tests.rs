@@ -506,6 +506,8 @@ mod tests {
         assert!(shown
             .lines()
             .any(|l| l.starts_with("rslub_test_kc_behind destroyed alloc ")));
+        // The drain says so: "rslub_test_kc_behind was destroyed while backed".
+        expect_reports(c"rslub_test_kc_behind");
         assert_eq!(write_file(c"rslub_kunit/back", b"drain"), Ok(5));
         assert_eq!(back::backings(), base);
     }
