@@ -18,9 +18,9 @@
 //!   `GFP_NOFS` stays out of the file system, `GFP_NOIO` out of block I/O, `__GFP_NOFAIL`
 //!   does not fail, `GFP_ATOMIC` keeps `__GFP_HIGH`.
 //! - slab pages take only the caller's reclaim and constraint bits (`GFP_RECLAIM_MASK |
-//!   GFP_CONSTRAINT_MASK`, SLUB's `new_slab()`): `__GFP_ZERO` zeroes objects one by one,
-//!   `__GFP_COMP` would make compound pages whose tail fields rslub uses, and
-//!   `__GFP_ACCOUNT` would charge a whole slab to whoever allocated first;
+//!   GFP_CONSTRAINT_MASK`, SLUB's `new_slab()`), and `__GFP_COMP` as SLUB's do
+//!   (`crate::mm`): `__GFP_ZERO` zeroes objects one by one, and `__GFP_ACCOUNT` would
+//!   charge a whole slab to whoever allocated first;
 //! - bits no slab allocation may carry (`GFP_SLAB_BUG_MASK`: `__GFP_DMA32`,
 //!   `__GFP_HIGHMEM`, bits the kernel does not define) are reported and removed, as
 //!   `kmalloc_fix_flags()` does.
@@ -73,7 +73,6 @@ impl Gfp {
     /// `__GFP_HARDWALL`: only the task's cpuset's nodes.
     pub(crate) const HARDWALL: u32 = bit(bindings::___GFP_HARDWALL_BIT);
     /// `__GFP_COMP`: a compound page.
-    #[cfg_attr(not(rslub_kunit), expect(dead_code))]
     pub(crate) const COMP: u32 = bit(bindings::___GFP_COMP_BIT);
     /// `__GFP_DMA32`.
     pub(crate) const DMA32: u32 = bit(bindings::___GFP_DMA32_BIT);
@@ -141,10 +140,11 @@ impl Gfp {
     }
 
     /// The flags for slab pages: the caller's reclaim and constraint bits only (see the
-    /// module documentation); `__GFP_ZERO` is among those dropped (objects are zeroed one
-    /// by one, on allocation, when asked).
+    /// module documentation), and `__GFP_COMP`: a slab is one compound block, as SLUB's;
+    /// `__GFP_ZERO` is among those dropped (objects are zeroed one by one, on allocation,
+    /// when asked).
     pub(crate) const fn for_pages(self) -> Self {
-        Self(self.0 & (Self::RECLAIM_MASK | Self::CONSTRAINT_MASK))
+        Self(self.0 & (Self::RECLAIM_MASK | Self::CONSTRAINT_MASK) | Self::COMP)
     }
 
     /// The bits of `GFP_SLAB_BUG_MASK` the mask carries (0: none).

@@ -148,7 +148,8 @@ mod hooks {
     ///
     /// # Safety
     ///
-    /// Each page must be the first of `2^order` pages the caller owns, not compound,
+    /// Each page must be the head of `2^order` pages the caller owns, compound if `order`
+    /// is above 0,
     /// that `__free_pages(page, order)` may free; the caller gives them up to the cache
     /// until [`take_back_pages`].
     pub(crate) unsafe fn give_pages(cache: usize, order: u32, pages: [NonNull<bindings::page>; 2]) {

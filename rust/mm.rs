@@ -1,39 +1,176 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Slab pages: allocation from the page allocator, and the O(1) way back from an object
-//! address to its slab.
+//! Slab pages: allocation from the page allocator, the kernel's view of them, and the
+//! O(1) way back from an object address to its slab.
 //!
-//! A slab is `2^order` pages from `alloc_pages()` or `__alloc_pages_node()`, not compound, their reference
-//! counts 0 while rslub holds them (the first page's frozen from the 1 it was allocated
-//! with, as SLUB's slab pages are frozen): so `sendpage_ok()` refuses them, and zero-copy
-//! senders copy slab objects instead of sending their page by reference. Every page of the
-//! slab has its `struct page`'s `private` field pointing at the slab's metadata; the
-//! page allocator hands pages out with `private` zero and leaves the field to the owner.
-//! The page's index field (`__folio_index`, the file offset of page-cache pages) holds
-//! that pointer xor the address of the owning cache, so that the free slow path can tell
-//! a page of its own cache's slabs from any other page with two loads, an `xor` and a
-//! compare, following no pointer ([`owning_cache`]).
-//! [`slab_of`] therefore finds a slab from any address inside it with the direct-map
-//! arithmetic of `virt_to_page()` and one load, and no call, as the free fast path needs.
-
+//! A slab is `2^order` pages from `alloc_pages()` or `__alloc_pages_node()`, one compound
+//! block (`__GFP_COMP`) whose head's reference count is frozen at 0 while rslub holds it,
+//! typed `PGTY_slab`: to the rest of the kernel a slab page as SLUB's are
+//! (`rust/slab_page.c` says what it reads of one, and how rslub answers). The head page's
+//! `struct slab` points at the cache's [`Shadow`], a `struct kmem_cache` describing its
+//! objects, and its `slab_list.next` (`struct page`'s `lru.prev`, which only mm/slub.c
+//! reads of a slab) at the slab's metadata. [`slab_of`] therefore finds a slab from any
+//! address inside it with the direct-map arithmetic of `virt_to_page()`, the head page
+//! from the page's `compound_info` (as `compound_head()`), and one load, and no call;
+//! [`owning_cache`] reads the head's cache, which the free slow path compares with its
+//! own shadow, following no pointer.
 use crate::shim;
-use crate::{gfp::Gfp, slab::Slab};
-use core::ptr::NonNull;
-use kernel::{bindings, page::PAGE_SHIFT};
+use crate::{gfp::Gfp, layout::Layout, slab::Slab};
+use core::{ffi::c_void, ptr::NonNull};
+use kernel::{bindings, error::code::ENOSPC, page::PAGE_SHIFT, prelude::*};
+
+mod ffi {
+    use core::ffi::c_void;
+    use kernel::ffi::c_char;
+
+    extern "C" {
+        pub(super) fn rslub_shadow_get(
+            name: *const c_char,
+            size: u32,
+            object_size: u32,
+            align: u32,
+            offset: u32,
+            inuse: u32,
+            typesafe: bool,
+            reclaim: bool,
+            hwcache_align: bool,
+        ) -> *mut c_void;
+        pub(super) fn rslub_shadow_own(kc: *mut c_void, owner: *const c_void);
+        pub(super) fn rslub_shadow_set_usercopy(kc: *mut c_void, offset: u32, size: u32);
+        pub(super) fn rslub_shadow_set_kmalloc(kc: *mut c_void);
+        pub(super) fn rslub_shadow_put(kc: *mut c_void);
+        pub(super) fn rslub_slab_page_set(
+            head: *mut c_void,
+            kc: *mut c_void,
+            meta: *const c_void,
+            objects: u32,
+        );
+        pub(super) fn rslub_slab_page_clear(head: *mut c_void);
+        pub(super) fn rslub_object_cache(x: *const c_void) -> *mut c_void;
+        pub(super) fn rslub_view_exit();
+    }
+}
+
+/// The kernel's description of an rslub cache's objects: the `struct kmem_cache` that the
+/// `slab_cache` of the cache's slab pages points at (a shadow, `rust/slab_page.c`), whose
+/// slot in the arena of shadows also says which rslub cache the slab is of.
+///
+/// # Invariants
+///
+/// `kc` is a slot of the arena that `rslub_shadow_get()` gave this value and that no
+/// other value holds; it is given back when this value is dropped.
+pub(crate) struct Shadow {
+    kc: NonNull<c_void>,
+}
+
+// SAFETY: The slot is plain memory owned by this value; its writers take no lock that a
+// thread holds.
+unsafe impl Send for Shadow {}
+// SAFETY: The setters write single words with `WRITE_ONCE()`, which readers anywhere read
+// with `READ_ONCE()` or as plain fields of a cache's description.
+unsafe impl Sync for Shadow {}
+
+impl Shadow {
+    /// A shadow for a cache named `name` (which must outlive it) with `layout`; `ENOSPC`
+    /// when the arena's slots are all taken (as many as caches may live at once).
+    pub(crate) fn new(name: &CStr, layout: &Layout) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string that outlives the shadow (caller);
+        // the rest are plain values.
+        let kc = unsafe {
+            ffi::rslub_shadow_get(
+                name.as_char_ptr(),
+                layout.size,
+                layout.object_size,
+                layout.align,
+                layout.free_offset,
+                layout.inuse,
+                layout.typesafe_by_rcu,
+                layout.reclaim_account,
+                layout.hwcache_align,
+            )
+        };
+        let Some(kc) = NonNull::new(kc) else {
+            pr_err!(
+                "cache {}: no shadow slot left ({} caches at most)\n",
+                name.to_str().unwrap_or("?"),
+                SHADOWS
+            );
+            return Err(ENOSPC);
+        };
+        // INVARIANT: a slot just taken for this value.
+        Ok(Self { kc })
+    }
+
+    /// The address slab pages of the cache point at.
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.kc.as_ptr().cast_const().cast()
+    }
+
+    /// Names `owner` (the `CacheCore`) as the cache this shadow describes: what
+    /// [`owner_of`] returns for its objects. Called before the cache makes a slab.
+    pub(crate) fn own(&self, owner: *const u8) {
+        // SAFETY: `kc` is this value's slot (type invariant).
+        unsafe { ffi::rslub_shadow_own(self.kc.as_ptr(), owner.cast()) }
+    }
+
+    /// The usercopy window, for hardened usercopy's check of copies to or from user
+    /// space (SLUB's `useroffset`, `usersize`).
+    pub(crate) fn set_usercopy(&self, offset: u32, size: u32) {
+        // SAFETY: As above.
+        unsafe { ffi::rslub_shadow_set_usercopy(self.kc.as_ptr(), offset, size) }
+    }
+
+    /// Marks the cache as a kmalloc class (`SLAB_KMALLOC`), as KASAN's checks of kmalloc
+    /// objects ask.
+    pub(crate) fn set_kmalloc(&self) {
+        // SAFETY: As above.
+        unsafe { ffi::rslub_shadow_set_kmalloc(self.kc.as_ptr()) }
+    }
+}
+
+impl Drop for Shadow {
+    fn drop(&mut self) {
+        // SAFETY: `kc` is this value's slot, given back once; the cache it describes has
+        // no slab left (its `CacheCore` is being dropped).
+        unsafe { ffi::rslub_shadow_put(self.kc.as_ptr()) }
+    }
+}
+
+/// How many caches may live at once (`RSLUB_SHADOWS` of `rust/slab_page.h`).
+const SHADOWS: u32 = 1024;
+
+/// The rslub cache (a `CacheCore`) owning `addr` if `addr` is inside one of rslub's slabs,
+/// null for any other address: the way back from an object that reached `kfree()` or
+/// `kmem_cache_free()` of a backed cache (see `rust/back/hook.c`). The page must be a slab
+/// page whose cache is one of the arena's shadows.
+pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
+    // SAFETY: Any address may be asked about; only direct-map ones are looked up.
+    unsafe { ffi::rslub_object_cache(addr.cast()) }
+        .cast_const()
+        .cast()
+}
+
+/// At unload: the slabs of caches left behind stop being slab pages (`rust/slab_page.c`).
+pub(crate) fn exit() {
+    // SAFETY: No precondition; called once, at unload, after every cache that could go
+    // went.
+    unsafe { ffi::rslub_view_exit() }
+}
 
 /// `2^order` contiguous pages owned by rslub.
 ///
 /// # Invariants
 ///
-/// `page` is the first of `2^order` pages allocated (not compound) from the page
-/// allocator, not yet freed, its count frozen at 0; `addr` is their direct-map address;
-/// `pfmemalloc` is `page_is_pfmemalloc()` of `page` when it was allocated.
+/// `page` is the head of `2^order` pages allocated (compound if `order` > 0) from the
+/// page allocator, not yet freed, its count frozen at 0; `addr` is their direct-map
+/// address; `pfmemalloc` is `page_is_pfmemalloc()` of `page` when it was allocated. While
+/// [`SlabPages::set_owner`] has made them a slab page, their head is typed `PGTY_slab`.
 pub(crate) struct SlabPages {
     page: NonNull<bindings::page>,
     addr: NonNull<u8>,
     order: u32,
-    /// Read once, when allocated: the flag lives in `page->lru`, which the page
-    /// allocator's next user may overwrite. Kept here, in what would be padding, so
+    /// Read once, when allocated: the flag lives in `page->lru`, which the slab's
+    /// `struct slab` overwrites. Kept here, in what would be padding, so
     /// that a slab's metadata stays 96 bytes (not 128).
     pfmemalloc: bool,
     /// Whether the pages count as reclaimable slab (`NR_SLAB_RECLAIMABLE_B`) rather than
@@ -47,10 +184,10 @@ pub(crate) struct SlabPages {
 unsafe impl Send for SlabPages {}
 
 impl SlabPages {
-    /// Allocates `2^order` pages with exactly the flags `gfp`, preferably on `node`
-    /// (`NUMA_NO_NODE`: where the task's memory policy says, as 6.12's
-    /// `alloc_slab_page()`). See [`crate::gfp`] for the flags each attempt
-    /// gets.
+    /// Allocates `2^order` pages with exactly the flags `gfp`, which have `__GFP_COMP`
+    /// ([`Gfp::for_pages`]): one compound block, preferably on `node` (`NUMA_NO_NODE`: where
+    /// the task's memory policy says, as 6.12's `alloc_slab_page()`). See [`crate::gfp`]
+    /// for the flags each attempt gets.
     /// The pages count as slab in their node's statistics while they live, reclaimable
     /// if `gfp` asks for reclaimable page blocks (a `SLAB_RECLAIM_ACCOUNT` cache's, as
     /// 6.12's `cache_vmstat_idx()`).
@@ -58,22 +195,21 @@ impl SlabPages {
         let reclaimable = gfp.has(Gfp::RECLAIMABLE);
         let page = loop {
             let page = NonNull::new(shim::alloc_slab_pages(node, gfp.raw(), order))?;
-            // SAFETY: The first page of a block just allocated, not freed.
+            // SAFETY: The head of a block just allocated, not freed.
             if unsafe { shim::page_freeze(page) } {
                 break page;
             }
             // A speculative reference (a lookup that saw the page before it was freed)
-            // holds the first page: this frees the others, its holder's last put frees
-            // the first. The next block is another one, and the allocation, which may be
-            // `__GFP_NOFAIL`, has not failed.
+            // holds the block: its holder's last put frees it. The next block is another
+            // one, and the allocation, which may be `__GFP_NOFAIL`, has not failed.
             // SAFETY: Allocated above with `order`, not frozen; ours but for that
             // reference.
             unsafe { bindings::__free_pages(page.as_ptr(), order) };
         };
         let addr = shim::page_address(page);
         shim::account_slab(page, order, reclaimable, 1);
-        // INVARIANT: `page` was just allocated with `order` and frozen; `addr` is its
-        // address.
+        // INVARIANT: `page` was just allocated with `order`, compound, and frozen; `addr`
+        // is its address.
         Some(Self {
             page,
             addr,
@@ -87,8 +223,9 @@ impl SlabPages {
     ///
     /// # Safety
     ///
-    /// `page` must be the first of `2^order` pages, not compound, owned by the caller with
-    /// the count 1 they were allocated with, that `__free_pages(page, order)` may free.
+    /// `page` must be the head of `2^order` pages, compound if `order` > 0, owned by the
+    /// caller with the count 1 they were allocated with, that `__free_pages(page, order)`
+    /// may free.
     #[cfg(rslub_inject)]
     pub(crate) unsafe fn from_raw(page: NonNull<bindings::page>, order: u32) -> Self {
         // SAFETY: The first page of a block the caller allocated; with the count 1 the
@@ -99,7 +236,7 @@ impl SlabPages {
         }
         let addr = shim::page_address(page);
         shim::account_slab(page, order, false, 1);
-        // INVARIANT: the caller gives up `page`, the first of `2^order` pages, frozen.
+        // INVARIANT: the caller gives up `page`, the head of `2^order` pages, frozen.
         Self {
             page,
             addr,
@@ -129,41 +266,35 @@ impl SlabPages {
         self.pfmemalloc
     }
 
-    /// Whether `page` is one of these pages.
-    pub(crate) fn contains(&self, page: *const bindings::page) -> bool {
-        let first = self.page.as_ptr().cast_const();
-        page >= first && page < first.wrapping_add(1 << self.order)
-    }
-
-    /// Points the `private` field of every page at `meta`, for [`slab_of`], and sets the
-    /// index field to `meta ^ cache`, for [`owning_cache`]; nulls clear both.
-    pub(crate) fn set_owner(&mut self, meta: *const u8, cache: *const u8) {
-        let check = meta as usize ^ cache as usize;
-        for i in 0..(1usize << self.order) {
-            // SAFETY: By the type invariant the `2^order` `struct page`s starting at `page`
-            // are ours (a non-compound block has consecutive `struct page`s); `private`
-            // and the index are the owner's fields (the page allocator checks neither).
-            unsafe {
-                let p = &mut (*self.page.as_ptr().add(i))
-                    .__bindgen_anon_1
-                    .__bindgen_anon_1;
-                p.private = meta as usize;
-                p.__bindgen_anon_2.__folio_index = check;
-            }
+    /// Makes the pages a slab page of the cache `shadow` describes, holding `objects`
+    /// objects, its metadata at `meta` (for [`slab_of`]), with `shadow` as its cache (for
+    /// [`owning_cache`] and the kernel's readers).
+    pub(crate) fn set_owner(&mut self, meta: *const u8, shadow: *const u8, objects: u32) {
+        // SAFETY: By the type invariant `page` is the head of our frozen block, not yet a
+        // slab page; `shadow` is a live shadow (caller).
+        unsafe {
+            ffi::rslub_slab_page_set(
+                self.page.as_ptr().cast(),
+                shadow.cast_mut().cast(),
+                meta.cast(),
+                objects,
+            )
         }
     }
 }
 
 impl Drop for SlabPages {
     fn drop(&mut self) {
-        self.set_owner(core::ptr::null(), core::ptr::null());
+        // SAFETY: By the type invariant `page` is the head of our block; a plain page
+        // again (if it was a slab page), as the page allocator expects it.
+        unsafe { ffi::rslub_slab_page_clear(self.page.as_ptr().cast()) };
         shim::account_slab(self.page, self.order, self.reclaimable, -1);
         // SAFETY: By the type invariant `page` is frozen by `shim::page_freeze` and not
         // unfrozen since.
         unsafe { shim::page_unfreeze(self.page) };
         // SAFETY: By the type invariant `page` was allocated with `order` and not freed;
         // this value is being dropped, so rslub refers to the pages no more, and a stray
-        // reference that `page_unfreeze` found keeps the first page until it is put.
+        // reference that `page_unfreeze` found keeps the block until it is put.
         unsafe { bindings::__free_pages(self.page.as_ptr(), self.order) };
     }
 }
@@ -178,56 +309,71 @@ fn page_of(addr: *const u8) -> *const bindings::page {
     (vmemmap as *const bindings::page).wrapping_add(pfn)
 }
 
-/// The `private` field of the page holding `addr` and that page, for any direct-map
-/// address: what [`SlabPages::set_owner`] recorded if the page is rslub's, anything
-/// otherwise (the caller must validate it). `None` if `addr` is not a direct-map address
-/// of a valid page.
-pub(crate) fn page_private(addr: *const u8) -> Option<(usize, *const bindings::page)> {
-    if !shim::virt_addr_valid(addr) {
-        return None;
+/// The head page of `page`'s compound block, or `page` if it is none's tail
+/// (`compound_head()`; `include/linux/page-flags.h`).
+///
+/// # Safety
+///
+/// `page` must be a valid `struct page`.
+#[inline(always)]
+unsafe fn head_of(page: *const bindings::page) -> *const bindings::page {
+    // SAFETY: `page` is a valid `struct page` (caller); `compound_info` is a plain word.
+    let info = unsafe {
+        core::ptr::read_volatile(&raw const (*page).__bindgen_anon_1.__bindgen_anon_3.compound_info)
+    } as usize;
+    // With the vmemmap optimisation of HugeTLB pages (and `struct page` of 64 bytes), a
+    // tail's info is a mask that takes its address to its head's; otherwise it is the
+    // head's address with bit 0 set. Bit 0 is clear on every other page.
+    if cfg!(CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP) {
+        let mask = (info & 1).wrapping_sub(1) | info;
+        (page as usize & mask) as *const bindings::page
+    } else if info & 1 != 0 {
+        (info - 1) as *const bindings::page
+    } else {
+        page
     }
-    let page = page_of(addr);
-    // SAFETY: `addr` is a valid direct-map address (checked), so `page` is its live
-    // `struct page`; `private` is a plain word, read once.
-    let private = unsafe {
-        core::ptr::read_volatile(&raw const (*page).__bindgen_anon_1.__bindgen_anon_1.private)
-    };
-    Some((private as usize, page))
 }
 
-/// The slab metadata pointer recorded by [`SlabPages::set_owner`] for the page holding
-/// `addr`: meaningful only for an address inside a slab whose pages rslub owns (an object
-/// handed out by one of its caches and not yet freed); for any other direct-map address
-/// it is whatever word that page's `private` holds (the bulk frees read it for pointers
-/// that break their contract, before [`crate::cache::CacheCore`]'s ownership check).
+/// The slab metadata pointer recorded by [`SlabPages::set_owner`] for the slab holding
+/// `addr` (its head page's `slab_list.next`): meaningful only for an address inside a
+/// slab whose pages rslub owns (an object handed out by one of its caches and not yet
+/// freed); for any other direct-map address it is whatever word that page's head holds
+/// there (the bulk frees read it for pointers that break their contract, before
+/// [`crate::cache::CacheCore`]'s ownership check).
 ///
 /// # Safety
 ///
 /// `addr` must be a direct-map address.
 #[inline(always)]
 pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
-    let page = page_of(addr);
-    // SAFETY: The caller guarantees `addr` is in the direct map, so `page` is its
-    // `struct page` (`virt_to_page()` on x86-64), always mapped; `private` is a plain
-    // word, ours for our slabs' pages.
-    unsafe { (*page).__bindgen_anon_1.__bindgen_anon_1.private as *mut Slab }
+    // SAFETY: The caller guarantees `addr` is in the direct map, so its page is its
+    // `struct page` (`virt_to_page()` on x86-64), always mapped, and so is its head.
+    unsafe {
+        let head = head_of(page_of(addr));
+        (*head)
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .lru
+            .prev
+            .cast::<Slab>()
+    }
 }
 
-/// The address of the cache owning the page that holds `addr` if it is a slab page of
-/// rslub (`private ^ index`, see [`SlabPages::set_owner`]), or a value that is no live
-/// cache's otherwise (0 for a page whose fields are clear). Nothing read is followed.
+/// The cache of the slab page holding `addr` (its head page's `slab_cache`), which for a
+/// slab of rslub is its cache's [`Shadow`]; for any other page, a word that no shadow of
+/// a live cache's equals. Nothing read is followed.
 ///
 /// # Safety
 ///
 /// `addr` must be a direct-map address (of any page).
 #[inline(always)]
 pub(crate) unsafe fn owning_cache(addr: *const u8) -> usize {
-    let page = page_of(addr);
-    // SAFETY: `addr` is in the direct map (caller), so `page` is its `struct page`; both
-    // fields are plain words.
+    // SAFETY: `addr` is in the direct map (caller), so its page and that page's head are
+    // valid `struct page`s; `slab_cache` is `compound_info`'s word, plain.
     unsafe {
-        let p = &(*page).__bindgen_anon_1.__bindgen_anon_1;
-        core::ptr::read_volatile(&raw const p.private)
-            ^ core::ptr::read_volatile(&raw const p.__bindgen_anon_2.__folio_index)
+        let head = head_of(page_of(addr));
+        core::ptr::read_volatile(&raw const (*head).__bindgen_anon_1.__bindgen_anon_3.compound_info)
+            as usize
     }
 }

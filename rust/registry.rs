@@ -214,6 +214,9 @@ fn exit_registry() {
         // pending (the barrier above).
         drop(unsafe { KBox::from_raw(k.0.as_ptr()) });
     }
+    // The slabs of the caches left behind stop being slab pages: their shadows go with
+    // the module.
+    crate::mm::exit();
     shim::exit();
 }
 

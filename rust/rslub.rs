@@ -8,9 +8,10 @@
 //! from the page allocator on a chosen node ([`layout`] picks the order as SLUB's
 //! `calculate_order()` does). A free object stores the address of the next free object
 //! inside itself, at the cache's free pointer offset. A slab's metadata ([`slab::Slab`])
-//! lives outside the slab, in a cache of the kernel's own that rslub never serves, and
-//! every page of the slab points at it through `struct page`'s `private` field, so an
-//! object's slab is found in O(1) ([`mm`]).
+//! lives outside the slab, in a cache of the kernel's own that rslub never serves. The
+//! slab's pages are one compound block, a slab page to the rest of the kernel (typed
+//! `PGTY_slab`, its `struct slab` pointing at a description of the cache), whose head
+//! page also points at the metadata, so an object's slab is found in O(1) ([`mm`]).
 //!
 //! Every CPU has an *active slab* per cache, and a private free list of it, in per-cpu
 //! memory ([`cache::CpuSlab`]); the slab is *frozen* while a CPU holds it. Each CPU also
@@ -88,7 +89,7 @@
 //! [`back`] makes an rslub cache serve an existing kernel `kmem_cache`: `rust/back/hook.c`
 //! redirects the kmem_cache entry points with ftrace (`FTRACE_OPS_FL_IPMODIFY`, as
 //! livepatch), allocations of backed caches to rslub, frees of rslub's objects (found
-//! from their page, [`slab::owner_of`]) to the rslub cache that owns them. See
+//! from their page, [`crate::mm::owner_of`]) to the rslub cache that owns them. See
 //! `Documentation/backing.rst`.
 //!
 //! ## Source tree

@@ -98,11 +98,6 @@ bool rslub_debug_pagealloc_enabled(void)
 	return debug_pagealloc_enabled();
 }
 
-bool rslub_virt_addr_valid(const void *addr)
-{
-	return virt_addr_valid(addr);
-}
-
 void *rslub_page_address(struct page *page)
 {
 	return page_address(page);

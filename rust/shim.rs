@@ -26,7 +26,6 @@ mod ffi {
         pub(super) fn rslub_init_on_alloc() -> bool;
         pub(super) fn rslub_init_on_free() -> bool;
         pub(super) fn rslub_debug_pagealloc_enabled() -> bool;
-        pub(super) fn rslub_virt_addr_valid(addr: *const c_void) -> bool;
         pub(super) fn rslub_page_address(page: *mut c_void) -> *mut c_void;
         pub(super) fn rslub_page_freeze(page: *mut c_void) -> bool;
         pub(super) fn rslub_page_unfreeze(page: *mut c_void);
@@ -213,12 +212,6 @@ pub(crate) fn init_on_free() -> bool {
 pub(crate) fn debug_pagealloc_enabled() -> bool {
     // SAFETY: Reads a static key; no precondition.
     unsafe { ffi::rslub_debug_pagealloc_enabled() }
-}
-
-/// Whether `addr` is a direct-map address of a valid page (`virt_addr_valid()`).
-pub(crate) fn virt_addr_valid(addr: *const u8) -> bool {
-    // SAFETY: `virt_addr_valid()` is arithmetic and a `pfn_valid()` lookup, for any value.
-    unsafe { ffi::rslub_virt_addr_valid(addr.cast()) }
 }
 
 /// Direct-map address of `page` (`page_address()`).

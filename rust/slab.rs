@@ -4,7 +4,7 @@
 //!
 //! The metadata lives outside the slab's pages (so page-sized objects waste nothing) in a
 //! [`Slab`] allocated from a cache of the kernel's that rslub never serves
-//! ([`crate::shim::meta_alloc`]); every page of the slab points at it (see [`crate::mm`]).
+//! ([`crate::shim::meta_alloc`]); the slab's head page points at it (see [`crate::mm`]).
 //!
 //! `freelist` and `counters` form one 16-byte unit, changed only with `lock cmpxchg16b`,
 //! so a CPU that does not own the slab can free into it without a lock:
@@ -23,7 +23,6 @@
 use crate::{arch, gfp::Gfp, mm::SlabPages};
 use core::{
     cell::UnsafeCell,
-    mem::align_of,
     ptr::{self, NonNull},
 };
 use kernel::{
@@ -31,10 +30,6 @@ use kernel::{
     error::{code::ENOMEM, Result},
     sync::atomic::{Atomic, Relaxed},
 };
-
-/// The first word after the state unit of every [`Slab`]: how [`owner_of`] tells rslub's
-/// slab metadata from whatever else a page's `private` field may point at.
-const MAGIC: u64 = u64::from_be_bytes(*b"rslubSLB");
 
 /// Slabs given back by `TYPESAFE_BY_RCU` caches whose grace period has not ended yet
 /// ([`Slab::free_after_grace_period`]): their pages are still out of the page allocator.
@@ -130,8 +125,6 @@ union LinksOrRcu {
 pub(crate) struct Slab {
     freelist: Atomic<u64>,
     counters: Atomic<u64>,
-    /// [`MAGIC`].
-    magic: u64,
     /// The owning cache (a `CacheCore`).
     pub(crate) cache: *const u8,
     /// Node the pages are on.
@@ -266,7 +259,6 @@ impl Slab {
         let slab = Self {
             freelist: Atomic::new(0),
             counters: Atomic::new(counters(g.objects, true)),
-            magic: MAGIC,
             cache,
             node,
             objects: g.objects,
@@ -284,18 +276,17 @@ impl Slab {
     }
 
     /// Moves `self` into memory of its own from [`crate::shim::meta_alloc`] (with `gfp`, on
-    /// the slab's node) and records that as the owner of the slab's pages, for
-    /// `crate::mm::slab_of`.
+    /// the slab's node) and makes the pages a slab page of the cache `shadow` describes
+    /// ([`crate::mm::Shadow`]), the metadata recorded for `crate::mm::slab_of`.
     /// Returns the metadata's address, to be given back with [`Slab::free`]; on failure
     /// `self`, and with it the pages, is dropped.
-    pub(crate) fn publish(self, gfp: Gfp) -> Result<NonNull<Slab>> {
+    pub(crate) fn publish(self, gfp: Gfp, shadow: *const u8) -> Result<NonNull<Slab>> {
         // Of the size and alignment of a `Slab` (the cache's).
         let p = crate::shim::meta_alloc(gfp, self.node as i32);
         let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
         // It holds the address of the slab's first object (`pages`), which kmemleak would
-        // take for a reference to that object: not scanned, nor reported (the pages'
-        // `private` fields refer to it, but kmemleak skips the `struct page` of the
-        // slab's pages, frozen at count 0). Scanning only its cache pointer
+        // take for a reference to that object: not scanned, nor reported (the head page's
+        // `slab_list.next` refers to it, but kmemleak does not scan `struct page`s). Scanning only its cache pointer
         // (`kmemleak_scan_area()`) kept a slab's first object from being reported: not
         // understood yet.
         crate::shim::kmemleak_ignore(p.as_ptr().cast(), false);
@@ -303,7 +294,7 @@ impl Slab {
         unsafe { p.as_ptr().write(self) };
         // SAFETY: `p` holds the slab now, and nobody else sees it yet.
         let me = unsafe { &mut *p.as_ptr() };
-        me.pages.set_owner(p.as_ptr().cast(), me.cache);
+        me.pages.set_owner(p.as_ptr().cast(), shadow, me.objects);
         Ok(p)
     }
 
@@ -314,12 +305,9 @@ impl Slab {
     /// `slab` must come from [`Slab::publish`], and nothing may use it, its pages or its
     /// objects afterwards.
     pub(crate) unsafe fn free(slab: NonNull<Slab>) {
-        // SAFETY: The caller gives the slab up; it was written by `publish`. The magic
-        // goes first, so that freed metadata never passes for a slab in `owner_of`.
-        unsafe {
-            ptr::write_volatile(&raw mut (*slab.as_ptr()).magic, 0);
-            ptr::drop_in_place(slab.as_ptr());
-        }
+        // SAFETY: The caller gives the slab up; it was written by `publish`. Dropping it
+        // makes its pages plain pages again before they go back.
+        unsafe { ptr::drop_in_place(slab.as_ptr()) };
         // SAFETY: The memory came from `meta_alloc` in `publish`.
         unsafe { crate::shim::meta_free(slab.as_ptr().cast()) };
     }
@@ -547,39 +535,6 @@ impl Slab {
             }
         }
     }
-}
-
-/// The cache (a `CacheCore`) owning `addr`, if `addr` is inside a slab of rslub; null for
-/// any other address: the way back from an object that reached `kfree()` or
-/// `kmem_cache_free()` of a backed cache (see `rust/back/hook.c`). The page's `private` field
-/// is only trusted when it points at direct-map memory holding [`MAGIC`] and a [`Slab`]
-/// whose pages hold that page.
-pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
-    let Some((private, page)) = crate::mm::page_private(addr) else {
-        return ptr::null();
-    };
-    if private == 0
-        || private % align_of::<Slab>() != 0
-        || !crate::shim::virt_addr_valid(private as *const u8)
-    {
-        return ptr::null();
-    }
-    let slab = private as *const Slab;
-    // SAFETY: `private` is a valid direct-map address, aligned for a `Slab`; the direct map
-    // stays mapped (`debug_pagealloc` is refused at load), so the word is readable
-    // whatever it is. It is only trusted as a `Slab` if it holds the magic.
-    if unsafe { ptr::read_volatile(&raw const (*slab).magic) } != MAGIC {
-        return ptr::null();
-    }
-    // SAFETY: Memory holding the magic is a live `Slab`: the magic is only ever written
-    // by `new_frozen` and cleared by `Slab::free` before the metadata is freed (an
-    // unrelated word of that value is the one case not excluded, as with any magic);
-    // `pages` and `cache` never change while it lives.
-    let s = unsafe { &*slab };
-    if !s.pages.contains(page) {
-        return ptr::null();
-    }
-    s.cache
 }
 
 /// How a cache stores the free pointer inside a free object, hardened as SLUB's

@@ -857,6 +857,24 @@ whole_stress() {
 	! grep -qE '^stress-ng: (fail|error):' <<<"$out" || { echo "a stressor failed"; return 1; }
 	! grep -q 'skipping' <<<"$out" || { echo "a stressor was skipped"; return 1; }
 }
+# whole_view: kernel code over the pages of kmalloc objects that rslub serves
+# (tests-kunit/view_whole.c, which passes on the kernel's allocator too): 20000
+# request_region()/release_region() cycles leave the kmalloc classes' live objects where
+# they were (free_resource() kfree()s a struct resource only if it is on a slab page, so
+# each cycle leaked one while rslub's slabs were plain pages), and pages taken and put
+# through a bvec iterator (iov_iter_get_pages2(), put_page()) keep their count and their
+# objects.
+whole_view() {
+	local before after cycles=20000 out
+	live() { awk '$2 == "kmalloc" { n += $4 - $6 } END { print n + 0 }' $wd; }
+	before=$(live)
+	out=$(insmod "$moddir/rslub_view_whole.ko" cycles=$cycles 2>&1) ||
+		{ echo "insmod rslub_view_whole failed: $out"; dmesg | grep rslub_view_whole | tail -5; return 1; }
+	rmmod rslub_view_whole || { echo "rmmod rslub_view_whole failed"; return 1; }
+	after=$(live)
+	echo "live objects of the kmalloc classes: $before before, $after after $cycles cycles"
+	[ $((after - before)) -lt $((cycles / 2)) ] || { echo "a struct resource leaked a cycle"; return 1; }
+}
 # whole_kernel_tests: the kernel's own tests of XArray, maple tree and rhashtable (test
 # modules that run at load, the first two failing it when a case fails; rhashtable's
 # only says so) and the KUnit suites of the list types,
@@ -914,6 +932,7 @@ if [ "$mode" = whole ] && wanted rslub_whole_kernel; then
 	check workload_runs_on_rslub whole_workload
 	check stress_ng_runs_on_rslub whole_stress
 	check kernel_data_structure_tests_pass whole_kernel_tests
+	check kernel_paths_keep_slab_pages whole_view
 	check caches_are_served whole_served
 	check kmalloc_is_served whole_kmalloc
 	check backed_caches_are_sound whole_sound

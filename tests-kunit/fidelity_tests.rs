@@ -418,11 +418,13 @@ mod tests {
         unpin();
     }
 
-    /// Bulk free on a CPU without an active slab refuses a pointer whose page's `private`
-    /// holds 1, as the head page of a free order-1 block does (its order): that is also
-    /// `NO_SLAB`, the CPU's "no active slab", and once matched it as the active slab, so
-    /// that the pointer went onto the CPU's list unchecked. Under both profiles it is
-    /// reported as no slab object, and the next allocation is a real object.
+    /// Bulk free on a CPU without an active slab refuses a pointer whose page holds 1
+    /// where a slab page holds rslub's metadata pointer (`lru.prev`, [`mm::slab_of`]):
+    /// that is also `NO_SLAB`, the CPU's "no active slab", and once matched it as the
+    /// active slab (when the word was `private`, which the head page of a free order-1
+    /// block holds 1 in: its order), so that the pointer went onto the CPU's list
+    /// unchecked. Under both profiles it is reported as no slab object, and the next
+    /// allocation is a real object.
     #[test]
     fn bulk_free_of_a_pointer_on_a_page_holding_1_is_refused() {
         use crate::{debug::Problem, test_shim::expect_reports};
@@ -438,10 +440,22 @@ mod tests {
             c.set_profile(profile);
             let page = Page::alloc_page(GFP_KERNEL).expect("page");
             let raw = page.as_ptr();
-            // SAFETY: Our page, just allocated; the page allocator leaves `private` to
-            // its owner.
-            unsafe { (*raw).__bindgen_anon_1.__bindgen_anon_1.private = 1 };
+            // SAFETY: Our page, just allocated; the page allocator leaves `lru` to its
+            // owner.
+            let lru = unsafe {
+                &raw mut (*raw)
+                    .__bindgen_anon_1
+                    .__bindgen_anon_1
+                    .__bindgen_anon_1
+                    .lru
+            };
+            // SAFETY: As above.
+            let was = unsafe { (*lru).prev };
+            // SAFETY: As above.
+            unsafe { (*lru).prev = core::ptr::without_provenance_mut(1) };
             let p = shim::page_address(core::ptr::NonNull::new(raw).expect("page")).as_ptr();
+            // SAFETY: A direct-map address, of our page.
+            assert_eq!(unsafe { mm::slab_of(p) } as usize, 1);
             let mut bulk = [p];
             // Nothing was allocated from `c` on this CPU: it has no active slab.
             // SAFETY: Deliberately not an object of `c`: what is checked is the refusal.
@@ -449,8 +463,8 @@ mod tests {
             let err = c.last_error();
             let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
             free(&c, q);
-            // SAFETY: As above; back to what the page allocator expects at free.
-            unsafe { (*raw).__bindgen_anon_1.__bindgen_anon_1.private = 0 };
+            // SAFETY: As above; back to what it was.
+            unsafe { (*lru).prev = was };
             drop(page);
             assert!(c.destroy().is_ok());
             assert_eq!(err, Some((Problem::NotASlab, p as usize)));

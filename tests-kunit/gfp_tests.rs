@@ -407,10 +407,10 @@ mod tests {
     }
 
     /// Slab pages get the caller's reclaim and constraint bits only, as SLUB's
-    /// `new_slab()` gives them: `__GFP_COMP` would make compound pages (whose tail pages'
-    /// fields rslub writes), `__GFP_ACCOUNT` would charge a whole slab to one caller, and
-    /// `__GFP_ZERO` is done object by object. Bits no slab allocation may carry
-    /// (`GFP_SLAB_BUG_MASK`) are reported and removed.
+    /// `new_slab()` gives them, and `__GFP_COMP` (a slab is one compound block, a slab page
+    /// to the rest of the kernel): `__GFP_ACCOUNT` would charge a whole slab to one
+    /// caller, and `__GFP_ZERO` is done object by object. Bits no slab allocation may
+    /// carry (`GFP_SLAB_BUG_MASK`) are reported and removed.
     #[test]
     fn slab_pages_take_only_the_callers_reclaim_and_constraint_bits() {
         let c = Cache::create(&args(c"rslub_test_page_gfp", 64)).expect("cache");
@@ -424,8 +424,8 @@ mod tests {
             }
             false
         };
-        let kept = Gfp::KERNEL.with(Gfp::HARDWALL | Gfp::NOWARN);
-        let dropped = Gfp::COMP | Gfp::ACCOUNT | Gfp::ZERO;
+        let kept = Gfp::KERNEL.with(Gfp::HARDWALL | Gfp::NOWARN | Gfp::COMP);
+        let dropped = Gfp::ACCOUNT | Gfp::ZERO;
         expect_reports(c"rslub_test_page_gfp");
         let _h = install(&hook).expect("hook");
         for (caller, want) in [

@@ -18,7 +18,6 @@ mod tests {
         cache::CacheCore,
         gfp::Gfp,
         inject::{install, Point},
-        slab,
         test_shim::{
             defer, is_vmalloc, kfree, kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_node,
             kmalloc_size_roundup, kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc,
@@ -57,7 +56,7 @@ mod tests {
 
     /// The name of the rslub cache owning `p`, if rslub owns it.
     fn owner(p: usize) -> Option<&'static CStr> {
-        let o = slab::owner_of(p as *const u8).cast::<CacheCore>();
+        let o = crate::mm::owner_of(p as *const u8).cast::<CacheCore>();
         // SAFETY: The owner of a live object of rslub's: its cache, live while the
         // object is, which the callers keep for longer than the name is used.
         (!o.is_null()).then(|| unsafe { &*o }.name())

@@ -70,6 +70,7 @@ mod race_tests;
 mod slabfs_tests;
 mod stress_tests;
 mod typesafe_tests;
+mod view_tests;
 mod whole_tests;
 // Last: a KASAN report (its cases make some on purpose) turns lockdep off for the rest
 // of the boot.

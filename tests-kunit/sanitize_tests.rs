@@ -22,7 +22,7 @@ mod tests {
         gfp::Gfp,
         inject,
         registry::Cache,
-        sanitize, slab,
+        sanitize,
         test_shim::{
             alloc_hidden, expect_reports, kfree, log_has, msleep, read_byte, read_file, skip,
             write_file, KernelCache,
@@ -66,7 +66,7 @@ mod tests {
         let base = back::backings();
         let kc = backed(c"rslub_test_kasan_uaf");
         let p = kc.alloc(Gfp::KERNEL);
-        assert!(!slab::owner_of(p as *const u8).is_null());
+        assert!(!crate::mm::owner_of(p as *const u8).is_null());
         // SAFETY: An allocated object of `SIZE` bytes: both reads are in bounds.
         unsafe {
             read_byte(p);
@@ -210,7 +210,7 @@ mod tests {
         // SAFETY: `holder` is an allocated object of `SIZE` bytes whose first word is
         // the kmalloc'ed object's address.
         let held = unsafe { (holder as *const usize).read() };
-        assert!(!slab::owner_of(leaked as *const u8).is_null());
+        assert!(!crate::mm::owner_of(leaked as *const u8).is_null());
         if !reported(report, leaked) {
             pr_info!("kmemleak's report ({n} bytes), {leaked:#x} not in it:\n");
             for line in report.split(|&b| b == b'\n').take(40) {

@@ -4,6 +4,7 @@
  * suites use (declared in tests-kunit/test_shim.rs).
  */
 #include "../rust/shim.c"
+#include "../rust/slab_page.c"
 #include "../rust/back/hook.c"
 #include "../rust/param.c"
 
@@ -29,6 +30,8 @@
 #include <linux/net.h>
 #include <linux/kmsg_dump.h>
 #include <linux/workqueue.h>
+#include <linux/bvec.h>
+#include <linux/uio.h>
 
 /* A pinned timer that calls fn(arg) in softirq context on one CPU every jiffy. */
 struct rslub_test_tick {
@@ -104,6 +107,11 @@ size_t rslub_test_kmalloc_size_roundup(size_t size);
 bool rslub_test_is_vmalloc(const void *obj);
 bool rslub_test_memcg(void);
 bool rslub_test_meta_from_kernel(const void *meta);
+struct rslub_test_view;
+bool rslub_test_slab_view(const void *obj, struct rslub_test_view *v);
+unsigned long rslub_test_nearest_obj(const void *p);
+bool rslub_test_kmem_dump_obj(void *obj);
+int rslub_test_bvec_get_put(void *obj, size_t len, int *counts, int max);
 mempool_t *rslub_test_mempool_create(int min_nr, struct kmem_cache *kc);
 mempool_t *rslub_test_mempool_create_pages(int min_nr);
 void rslub_test_mempool_destroy(mempool_t *pool);
@@ -1163,4 +1171,96 @@ unsigned long rslub_test_alloc_hidden(struct kmem_cache *kc, bool link)
 	}
 	kfree(l);
 	return hidden;
+}
+
+/*
+ * The slab page view (rust/slab_page.c): what code outside mm/slub.c reads of the slab
+ * page holding an object, through the kernel's own helpers of mm/slab.h.
+ */
+struct rslub_test_view {
+	const char *name;
+	unsigned int size;
+	unsigned int object_size;
+	unsigned int objects;
+	unsigned int order;
+	int refcount;
+	bool kmalloc;
+	unsigned long base;
+};
+
+/* The view of the slab page holding @obj: false if page_slab() says it is none. */
+bool rslub_test_slab_view(const void *obj, struct rslub_test_view *v)
+{
+	struct slab *slab = virt_to_slab(obj);
+	struct kmem_cache *s;
+
+	if (!slab)
+		return false;
+	s = slab->slab_cache;
+	v->name = s->name;
+	v->size = s->size;
+	v->object_size = s->object_size;
+	v->objects = slab->objects;
+	v->order = slab_order(slab);
+	v->refcount = folio_ref_count(slab_folio(slab));
+	v->kmalloc = is_kmalloc_cache(s);
+	v->base = (unsigned long)slab_address(slab);
+	return true;
+}
+
+/*
+ * Where the kernel takes the object holding @p to start: nearest_obj() of mm/slab.h
+ * (KASAN's reports, kmem_dump_obj()), whose fixup_red_left() is not exported, and moves
+ * nothing for a cache without SLAB_RED_ZONE (rslub's shadows have none).
+ */
+unsigned long rslub_test_nearest_obj(const void *p)
+{
+	struct slab *slab = virt_to_slab(p);
+	struct kmem_cache *s;
+	void *object, *last;
+
+	if (!slab)
+		return 0;
+	s = slab->slab_cache;
+	if (s->flags & SLAB_RED_ZONE)
+		return 0;
+	object = (void *)p - (p - slab_address(slab)) % s->size;
+	last = slab_address(slab) + (slab->objects - 1) * s->size;
+	return (unsigned long)(object > last ? last : object);
+}
+
+/* kmem_dump_obj() (mm/slab_common.c): whether the kernel finds @obj on a slab. */
+bool rslub_test_kmem_dump_obj(void *obj)
+{
+	return kmem_dump_obj(obj);
+}
+
+/*
+ * What a user of a bvec iterator over @len bytes at @obj does to their pages (lib/
+ * iov_iter.c, iov_iter_get_pages2(); NFS and Ceph direct I/O, 9p, loop over kmalloc'ed
+ * buffers): takes the pages, then puts each. Returns the number of pages taken (-1 if
+ * none), and in @counts the reference count of each one's folio while it was held.
+ */
+int rslub_test_bvec_get_put(void *obj, size_t len, int *counts, int max)
+{
+	struct page *pages[8];
+	struct bio_vec bv;
+	struct iov_iter it;
+	size_t off;
+	ssize_t got;
+	int i, n;
+
+	if (max > ARRAY_SIZE(pages))
+		max = ARRAY_SIZE(pages);
+	bvec_set_virt(&bv, obj, len);
+	iov_iter_bvec(&it, ITER_SOURCE, &bv, 1, len);
+	got = iov_iter_get_pages2(&it, pages, len, max, &off);
+	if (got <= 0)
+		return -1;
+	n = DIV_ROUND_UP(off + got, PAGE_SIZE);
+	for (i = 0; i < n; i++)
+		counts[i] = folio_ref_count(page_folio(pages[i]));
+	for (i = 0; i < n; i++)
+		put_page(pages[i]);
+	return n;
 }

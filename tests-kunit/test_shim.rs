@@ -116,6 +116,15 @@ mod ffi {
         pub(super) fn rslub_test_kfree_rcu_nolock_inner(obj: *mut c_void);
         pub(super) fn rslub_test_kfree_rcu_nolock_inner_raw_locked(obj: *mut c_void);
         pub(super) fn rslub_test_on_slab_page(obj: *const c_void) -> bool;
+        pub(super) fn rslub_test_slab_view(obj: *const c_void, v: *mut super::SlabView) -> bool;
+        pub(super) fn rslub_test_nearest_obj(p: *const c_void) -> usize;
+        pub(super) fn rslub_test_kmem_dump_obj(obj: *mut c_void) -> bool;
+        pub(super) fn rslub_test_bvec_get_put(
+            obj: *mut c_void,
+            len: usize,
+            counts: *mut c_int,
+            max: c_int,
+        ) -> c_int;
         pub(super) fn rslub_test_direct_state() -> c_int;
         pub(super) fn rslub_test_direct_sites_patched() -> bool;
         pub(super) fn rslub_test_direct_param() -> bool;
@@ -978,10 +987,84 @@ pub(crate) unsafe fn kfree_rcu_nolock_inner_raw_locked(obj: usize) {
     unsafe { ffi::rslub_test_kfree_rcu_nolock_inner_raw_locked(obj as *mut c_void) };
 }
 
-/// Whether `obj` is on a slab page: an object of the kernel's own allocator.
+/// Whether `obj` is on a slab page (`page_slab()`): an object of the kernel's allocator,
+/// or of rslub's, whose slabs are slab pages to the kernel (`rust/slab_page.c`).
 pub(crate) fn on_slab_page(obj: usize) -> bool {
     // SAFETY: `virt_to_page()` and a page-type test on a direct-map address.
     unsafe { ffi::rslub_test_on_slab_page(obj as *const c_void) }
+}
+
+/// What code outside mm/slub.c reads of the slab page holding an object (`struct slab`
+/// and its cache, `tests-kunit/shim.c`).
+#[repr(C)]
+pub(crate) struct SlabView {
+    name: *const kernel::ffi::c_char,
+    /// The cache's `size`: the stride of its objects.
+    pub(crate) size: u32,
+    pub(crate) object_size: u32,
+    /// The slab's object count.
+    pub(crate) objects: u32,
+    pub(crate) order: u32,
+    /// The folio's reference count.
+    pub(crate) refcount: i32,
+    /// `is_kmalloc_cache()`.
+    pub(crate) kmalloc: bool,
+    /// `slab_address()`.
+    pub(crate) base: usize,
+}
+
+impl SlabView {
+    /// The cache's name.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: The name of a live cache, a NUL-terminated string that lives as long as
+        // the cache, which outlives the view where the suites use it.
+        unsafe { CStr::from_char_ptr(self.name) }
+    }
+}
+
+/// The view of the slab page holding `obj`, a live object; `None` if it is no slab page.
+pub(crate) fn slab_view(obj: usize) -> Option<SlabView> {
+    let mut v = SlabView {
+        name: core::ptr::null(),
+        size: 0,
+        object_size: 0,
+        objects: 0,
+        order: 0,
+        refcount: 0,
+        kmalloc: false,
+        base: 0,
+    };
+    // SAFETY: `obj` is a direct-map address (a live object); `v` is valid for writes.
+    unsafe { ffi::rslub_test_slab_view(obj as *const c_void, &mut v) }.then_some(v)
+}
+
+/// Where the kernel takes the object holding `p` to start (`nearest_obj()`), 0 if `p` is on
+/// no slab page.
+pub(crate) fn nearest_obj(p: usize) -> usize {
+    // SAFETY: `p` is a direct-map address; the slab is only read.
+    unsafe { ffi::rslub_test_nearest_obj(p as *const c_void) }
+}
+
+/// `kmem_dump_obj()`: whether the kernel finds `obj` on a slab (and prints what it knows).
+pub(crate) fn kmem_dump_obj(obj: usize) -> bool {
+    // SAFETY: `obj` is a live object; the function only reads.
+    unsafe { ffi::rslub_test_kmem_dump_obj(obj as *mut c_void) }
+}
+
+/// Takes and puts the pages of `len` bytes at `obj` as a bvec iterator's user does
+/// (`iov_iter_get_pages2()`, then `put_page()`): the folios' reference counts while they
+/// were held, one per page.
+pub(crate) fn bvec_get_put(obj: usize, len: usize) -> KVec<i32> {
+    let mut counts = [0i32; 8];
+    // SAFETY: `obj` is a live object of at least `len` bytes; `counts` is valid for 8
+    // writes.
+    let n =
+        unsafe { ffi::rslub_test_bvec_get_put(obj as *mut c_void, len, counts.as_mut_ptr(), 8) };
+    let mut v = KVec::new();
+    for &c in &counts[..n.max(0) as usize] {
+        v.push(c, GFP_KERNEL).expect("memory");
+    }
+    v
 }
 
 /// Direct calls (`rust/back/direct.S`): `None` where this kernel has none, else whether

@@ -56,7 +56,7 @@ mod tests {
 
     /// The cache owning the slab page at `p`, or null.
     fn owner(p: usize) -> *const u8 {
-        slab::owner_of(p as *const u8)
+        crate::mm::owner_of(p as *const u8)
     }
 
     /// Allocates a first slab's worth of objects and one more (a second slab, now the

@@ -13,7 +13,6 @@ mod tests {
     use crate::{
         back,
         gfp::Gfp,
-        slab,
         test_shim::{msleep, read_file, KernelCache},
     };
     use kernel::{bindings, prelude::*};
@@ -58,7 +57,7 @@ mod tests {
     }
 
     fn rslub_owns(p: usize) -> bool {
-        !slab::owner_of(p as *const u8).is_null()
+        !crate::mm::owner_of(p as *const u8).is_null()
     }
 
     #[test]

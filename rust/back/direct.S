@@ -18,9 +18,10 @@
  *
  * Where the quick test cannot decide, the trampoline asks C (rslub_d_*(), hook.c) with
  * the function's argument registers saved around the call. The quick tests:
- *  - kfree, kmem_cache_free: an object on a slab page is the kernel's (rslub's slabs are
- *    never PGTY_slab), and so is any address outside the direct map (NULL and
- *    ZERO_SIZE_PTR included); only the others, large kmalloc and rslub's, are asked about.
+ *  - kfree, kmem_cache_free: an object on a slab page whose cache is one of rslub's
+ *    shadows (rust/slab_page.c) is rslub's; any other, on the kernel's slabs, on a large
+ *    kmalloc's pages or outside the direct map (NULL and ZERO_SIZE_PTR included), is the
+ *    kernel's. They always decide.
  *  - kmem_cache_alloc_noprof, kmem_cache_alloc_node_noprof: a cache whose entry in the
  *    index of backed caches is empty is not backed. The entry is a hint; only the lookup with preemption off, in C, is
  *    authoritative. The trampoline reads it with preemption on, so a task preempted
@@ -37,6 +38,7 @@
 #include <asm/page_types.h>
 
 #include "direct.h"
+#include "../slab_page.h"
 
 #ifdef RSLUB_DIRECT
 
@@ -57,10 +59,11 @@
 .endm
 
 /*
- * Whether the page in %rax belongs to a slab of the kernel's: ZF set if so. As page_slab():
- * the head page's type. Clobbers %rax, %r10 and the flags.
+ * Jumps to \kernel unless the page in %rax is a slab page of rslub's: as page_slab(), the
+ * head page's type, then, as rslub_shadow_owner() (rust/slab_page.h), its slab_cache
+ * within the arena of shadows, which is never followed. Clobbers %rax, %r10 and the flags.
  */
-.macro RSLUB_KERNEL_SLAB
+.macro RSLUB_OWN_SLAB kernel:req
 	movq	RSLUB_PAGE_COMPOUND_INFO(%rax), %r10
 	testb	$1, %r10b
 	jz	.Lhead\@
@@ -71,6 +74,11 @@
 #endif
 .Lhead\@:
 	cmpb	$RSLUB_PGTY_SLAB, RSLUB_PAGE_TYPE_TOP(%rax)
+	jne	\kernel
+	movq	RSLUB_SLAB_CACHE(%rax), %rax
+	subq	$rslub_shadows, %rax
+	cmpq	$RSLUB_SHADOWS_BYTES, %rax
+	jae	\kernel
 .endm
 
 	.text
@@ -79,13 +87,7 @@
 SYM_FUNC_START(rslub_direct_kfree)
 	ANNOTATE_NOENDBR
 	RSLUB_PAGE_OF %rdi, kfree + RSLUB_SITE_END
-	RSLUB_KERNEL_SLAB
-	je	kfree + RSLUB_SITE_END
-	pushq	%rdi
-	call	rslub_d_kfree
-	popq	%rdi
-	testb	%al, %al
-	jz	kfree + RSLUB_SITE_END
+	RSLUB_OWN_SLAB kfree + RSLUB_SITE_END
 	jmp	rslub_r_kfree
 SYM_FUNC_END(rslub_direct_kfree)
 
@@ -93,15 +95,7 @@ SYM_FUNC_END(rslub_direct_kfree)
 SYM_FUNC_START(rslub_direct_free)
 	ANNOTATE_NOENDBR
 	RSLUB_PAGE_OF %rsi, kmem_cache_free + RSLUB_SITE_END
-	RSLUB_KERNEL_SLAB
-	je	kmem_cache_free + RSLUB_SITE_END
-	pushq	%rdi
-	pushq	%rsi
-	call	rslub_d_free
-	popq	%rsi
-	popq	%rdi
-	testb	%al, %al
-	jz	kmem_cache_free + RSLUB_SITE_END
+	RSLUB_OWN_SLAB kmem_cache_free + RSLUB_SITE_END
 	jmp	rslub_r_free
 SYM_FUNC_END(rslub_direct_free)
 

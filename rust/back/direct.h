@@ -44,8 +44,6 @@
  * goes to rslub's replacement (true) or to the kernel's function. Called with the
  * function's argument registers saved; any context the function may be called in.
  */
-bool rslub_d_kfree(const void *x);
-bool rslub_d_free(struct kmem_cache *s, void *x);
 bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp);
 
 /*

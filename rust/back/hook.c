@@ -14,10 +14,10 @@
  *    worker that backs it (see "Whole-kernel mode" below);
  *  - frees (kmem_cache_free, kfree, kmem_cache_free_bulk, hence kfree_bulk; and
  *    kvfree_call_rcu, kfree_call_rcu_nolock: kfree_rcu() and its kin), ksize and
- *    krealloc: is an object on a page that is neither a slab nor a large kmalloc, and
- *    owned by rslub (rslub_object_cache())?
- *    Objects of slab pages are the kernel's, whatever the cache's backing, so objects
- *    allocated before backing and freed after it (or the reverse) go where they came from.
+ *    krealloc: is an object on a slab page whose cache is one of rslub's shadows
+ *    (rslub_foreign(), rust/slab_page.c)? Objects of the kernel's slabs are the kernel's,
+ *    whatever the cache's backing, so objects allocated before backing and freed after it
+ *    (or the reverse) go where they came from.
  *  - with CONFIG_MEMCG, kmem_cache_charge(), and with CONFIG_HARDENED_USERCOPY,
  *    __check_object_size(): is the address on an rslub slab?
  *  - under KASAN, mempool_alloc_slab, mempool_free and mempool_free_bulk: a slab pool
@@ -42,6 +42,7 @@
 #include <net/hotdata.h>
 
 #include "slab.h" /* mm/slab.h of the kernel tree: struct kmem_cache */
+#include "../slab_page.h"
 #include "direct.h"
 
 /* Kernel caches backed at once: whole-kernel mode backs hundreds. */
@@ -56,7 +57,6 @@ void *rslub_cache_alloc_node(void *s, gfp_t gfp, int node);
 int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void rslub_cache_free_bulk(void *s, size_t nr, void **p);
-void *rslub_object_cache(const void *obj);
 void rslub_free_owned(void *obj);
 void rslub_free_owned_at(void *inside);
 size_t rslub_object_size(const void *obj);
@@ -454,33 +454,27 @@ static __always_inline void rslub_put(struct rslub_backing *b)
 	atomic_dec(&b->users);
 }
 
-/* The rslub cache owning @x if @x is on a page that is neither slab nor large kmalloc. */
+/*
+ * The rslub cache owning @x if @x is on a slab page whose cache is one of rslub's shadows
+ * (rust/slab_page.c); NULL for the kernel's slabs, large kmallocs and anything else.
+ */
 static __always_inline void *rslub_foreign(const void *x)
 {
-	struct page *page;
+	struct slab *slab;
 
 	if (unlikely(ZERO_OR_NULL_PTR(x)))
 		return NULL;
 	/* As kfree() itself does: a freed object is a direct-map address. */
-	page = virt_to_page(x);
-	if (likely(page_slab(page)) || PageLargeKmalloc(compound_head(page)))
+	slab = page_slab(virt_to_page(x));
+	if (!slab)
 		return NULL;
-	return rslub_object_cache(x);
+	return rslub_shadow_owner(READ_ONCE(slab->slab_cache));
 }
 
-/*
- * rslub_foreign() for the kernel side of a user copy: any address. Most are page cache,
- * anonymous or compound pages, which rslub's slabs never are: those go without reading
- * page->private (a buffer_head's or a filesystem's), a miss per copy.
- */
+/* rslub_foreign() for the kernel side of a user copy: any address. */
 static __always_inline void *rslub_usercopy_foreign(const void *x)
 {
-	struct page *page;
-
 	if (unlikely(!virt_addr_valid(x)))
-		return NULL;
-	page = virt_to_page(x);
-	if (PageCompound(page) || READ_ONCE(page->mapping))
 		return NULL;
 	return rslub_foreign(x);
 }
@@ -1785,18 +1779,6 @@ static __always_inline void rslub_direct_count(void)
 #endif
 
 /* The decisions of direct.S's slow paths (direct.h). */
-notrace bool rslub_d_kfree(const void *x)
-{
-	rslub_direct_count();
-	return rslub_foreign(x);
-}
-
-notrace bool rslub_d_free(struct kmem_cache *s, void *x)
-{
-	rslub_direct_count();
-	return rslub_foreign(x);
-}
-
 notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
 {
 	bool backed;

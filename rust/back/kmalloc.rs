@@ -66,6 +66,9 @@ pub(super) fn start(st: &mut State) -> Result {
         if unsafe { ffi::rslub_kc_usercopy(kc.as_ptr(), &mut uo, &mut us) } {
             cache.set_usercopy(uo, us);
         }
+        // A kmalloc cache to the kernel's readers of its slab pages (KASAN's kmalloc red
+        // zones, `is_kmalloc_cache()`).
+        cache.shadow.set_kmalloc();
         let core: *const CacheCore = &*cache;
         rcs.push(core.cast_mut().cast(), GFP_KERNEL)?;
         classes.push(cache, GFP_KERNEL)?;

@@ -5,9 +5,8 @@
 //! (Documentation/backing.rst).
 //!
 //! `rust/back/hook.c` redirects the kmem_cache entry points with ftrace: allocations from a
-//! backed cache go to its rslub cache; a free of an object on a page that is neither a
-//! slab nor a large kmalloc, and that rslub owns ([`crate::slab::owner_of`]), goes to the
-//! rslub cache that owns it. Objects keep going back where they came from, whatever the
+//! backed cache go to its rslub cache; a free of an object on a slab page whose cache is
+//! one of rslub's shadows ([`crate::mm::owner_of`]) goes to the rslub cache that owns it. Objects keep going back where they came from, whatever the
 //! backing is when they are freed.
 //!
 //! Unbacking stops new allocations at once. The rslub cache stays, *draining*, until its
@@ -111,14 +110,6 @@ mod ffi {
 
 mod kmalloc;
 
-/// The cache (a `CacheCore`) owning `obj` if it is an rslub object, or null; called by
-/// the hooks for every free of an object on a page that is neither a slab nor a large
-/// kmalloc.
-#[no_mangle]
-pub(crate) extern "C" fn rslub_object_cache(obj: *const c_void) -> *mut c_void {
-    slab::owner_of(obj.cast()).cast_mut().cast()
-}
-
 /// Frees `obj`, a pointer on a slab page the hooks found rslub owns
 /// ([`rslub_object_cache`] said so at the `kfree()` or `kmem_cache_free()` that reaches
 /// here): its slab leads to its cache in two loads, without validating the page again. A
@@ -196,7 +187,7 @@ pub(crate) unsafe extern "C" fn rslub_usercopy_bad(
     // The handler found an rslub slab there, but a copy of freed memory (the bug class
     // this check is for) may find it gone since: ownership again, as the handler checks
     // it; a slab freed now is the kernel's to check.
-    if slab::owner_of(ptr.cast()).is_null() {
+    if crate::mm::owner_of(ptr.cast()).is_null() {
         return false;
     }
     // SAFETY: On a live rslub slab (caller; checked again just above).

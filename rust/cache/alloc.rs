@@ -371,7 +371,7 @@ impl CacheCore {
         if inject!(self, Point::MetaAlloc { gfp: meta.raw() }) {
             return Err(ENOMEM);
         }
-        let slab = slab.publish(meta)?;
+        let slab = slab.publish(meta, self.shadow.as_ptr())?;
         // SAFETY: Just published, live.
         let s = unsafe { slab.as_ref() };
         self.node(s.node).slab_added(s.objects, s.nr_pages());

@@ -138,7 +138,7 @@ impl CacheCore {
     #[cold]
     #[inline(never)]
     pub(super) fn foreign_free(&self, object: *const u8) {
-        let owner = slab::owner_of(object).cast::<CacheCore>();
+        let owner = crate::mm::owner_of(object).cast::<CacheCore>();
         if owner.is_null() {
             self.report(Problem::NotASlab, object, false, fmt!("not freed"));
         } else {
@@ -296,7 +296,7 @@ impl CacheCore {
     #[cold]
     #[inline(never)]
     pub(super) fn free_debug(&self, object: *mut u8) {
-        if slab::owner_of(object) != ptr::from_ref(self).cast() {
+        if crate::mm::owner_of(object) != ptr::from_ref(self).cast() {
             return self.foreign_free(object);
         }
         // SAFETY: `owner_of` found this cache's live slab metadata on the page.

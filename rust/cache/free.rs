@@ -190,14 +190,15 @@ impl CacheCore {
         unsafe { self.free_chain(slab, object, object, 1) }
     }
 
-    /// Whether `object` lies on a slab page of this cache ([`mm::owning_cache`]): a
-    /// pointer that is not an object of this cache never reaches the fast path's commit
-    /// (its slab is no active slab of this cache), so the slow paths catch it here.
+    /// Whether `object` lies on a slab page of this cache ([`mm::owning_cache`]: its
+    /// cache is this cache's shadow): a pointer that is not an object of this cache never
+    /// reaches the fast path's commit (its slab is no active slab of this cache), so the
+    /// slow paths catch it here.
     #[inline(always)]
     pub(super) fn owns(&self, object: *const u8) -> bool {
         // SAFETY: A pointer passed to free is a direct-map address (an object of some
         // slab, by the caller's contract, which this checks without following anything).
-        unsafe { mm::owning_cache(object) == ptr::from_ref(self) as usize }
+        unsafe { mm::owning_cache(object) == self.shadow.as_ptr() as usize }
     }
 
     /// Frees `count` objects of `slab` chained from `head` to `tail` through their free

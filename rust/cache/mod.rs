@@ -22,6 +22,7 @@ use crate::{
     arch, debug,
     gfp::Gfp,
     layout::{self, Layout},
+    mm::Shadow,
     node::{Node, NodeGuard},
     params::Profile,
     percpu::{possible_cpus, PerCpu},
@@ -290,6 +291,9 @@ pub(crate) struct CacheCore {
     /// kernels it has no slots (a lock and an empty vector, never taken on any path).
     #[pin]
     quarantine: Quarantine,
+    /// The kernel's description of the cache's objects, which its slab pages point at
+    /// ([`crate::mm`]); last, so that it goes after everything else.
+    pub(crate) shadow: Shadow,
 }
 
 /// A random permutation of `0..n` (Fisher-Yates, as `cache_random_seq_create()`), or
@@ -423,6 +427,8 @@ impl CacheCore {
             }
         }
         let name = CString::try_from(args.name)?;
+        // The name's buffer moves with neither the string nor the cache.
+        let shadow = Shadow::new(&name, &layout)?;
         let random_seq = random_seq(layout.objects)?;
         // Objects of a `TYPESAFE_BY_RCU` cache are not poisoned when freed (readers may
         // still look at them), so holding them back would catch nothing.
@@ -485,9 +491,11 @@ impl CacheCore {
                 random_seq,
                 usercopy: Atomic::new(u64::from(layout.object_size)),
                 quarantine <- quarantine,
+                shadow,
             }),
             GFP_KERNEL,
         )
+        .inspect(|c| c.shadow.own(ptr::from_ref::<Self>(c).cast()))
     }
 
     /// Sets the usercopy window to `size` bytes from `offset` (a backed cache takes the
@@ -497,6 +505,7 @@ impl CacheCore {
         let size = size.min(self.layout.object_size - offset);
         self.usercopy
             .store(u64::from(offset) << 32 | u64::from(size), Relaxed);
+        self.shadow.set_usercopy(offset, size);
     }
 
     /// For hardened usercopy: the offset of `p` in its object if a copy of `n` bytes

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! KUnit suite `rslub_page_view`: rslub's slabs are slab pages to the rest of the kernel
+//! (`rust/slab_page.c`, Documentation/backing.rst, "The slab page view"). Code outside
+//! mm/slub.c that asks whether a page is a slab, and reads `struct slab` and its cache,
+//! finds each object of an rslub cache where it is, with its cache's name and geometry;
+//! a page reference taken and dropped on such a page (as `iov_iter_get_pages2()` over a
+//! bvec does) leaves the slab alone.
+
+use kernel::prelude::*;
+
+#[kunit_tests(rslub_page_view)]
+mod tests {
+    use crate::{
+        common::{alloc_n, args, free_all, slabs},
+        gfp::Gfp,
+        mm,
+        registry::Cache,
+        test_shim::{bvec_get_put, kmem_dump_obj, nearest_obj, on_slab_page, slab_view},
+    };
+    use core::ptr;
+
+    /// Every object of a cache whose slabs span several pages is on a slab page, whatever
+    /// page of its slab it starts on; the kernel's view of it names the cache, its stride,
+    /// object size, the slab's order and object count, the slab's address, a count frozen
+    /// at 0, and takes every address inside an object to that object's start (as KASAN's
+    /// reports and `kmem_dump_obj()` do). And rslub finds the object's cache from it.
+    #[test]
+    fn every_object_is_on_a_slab_page_of_its_cache() {
+        let c = Cache::create(&args(c"rslub_test_view_pages", 3000)).expect("cache");
+        let l = *c.layout();
+        assert!(l.order > 0);
+        let objs = alloc_n(&c, 2 * l.objects as usize + 1, crate::cache::NO_NODE);
+        for &p in objs.iter() {
+            assert!(on_slab_page(p));
+            let v = slab_view(p).expect("a slab page");
+            assert_eq!(v.name(), c"rslub_test_view_pages");
+            assert_eq!(v.size, l.size);
+            assert_eq!(v.object_size, 3000);
+            assert_eq!(v.order, l.order);
+            assert_eq!(v.objects, l.objects);
+            assert_eq!(v.refcount, 0);
+            assert!(!v.kmalloc);
+            assert_eq!((p - v.base) % l.size as usize, 0);
+            for inside in [p, p + 1, p + 2999] {
+                assert_eq!(nearest_obj(inside), p);
+            }
+            assert_eq!(mm::owner_of(p as *const u8), ptr::from_ref(&*c).cast());
+        }
+        free_all(&c, &objs);
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// `kmem_dump_obj()` (mm/slab_common.c, used by RCU's and the debug objects' reports)
+    /// finds an rslub object on a slab: it is no "non-slab/vmalloc memory".
+    #[test]
+    fn kmem_dump_obj_finds_the_object_on_a_slab() {
+        let c = Cache::create(&args(c"rslub_test_view_dump", 200)).expect("cache");
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        assert!(kmem_dump_obj(p));
+        free_all(&c, &[p]);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// A page reference taken and dropped on the pages of an rslub object, as a bvec
+    /// iterator's user does (NFS and Ceph direct I/O, 9p, loop over kmalloc'ed buffers):
+    /// `iov_iter_get_pages2()` takes none on a slab page and `put_page()` leaves it alone,
+    /// so the count stays frozen at 0, the slab and its objects stay, and the cache
+    /// goes on serving and is destroyed with nothing left. (When rslub's slabs were plain
+    /// pages, the count went 0 -> 1 -> 0 and the put freed the page under the slab.)
+    #[test]
+    fn a_page_reference_taken_and_dropped_leaves_the_slab_alone() {
+        let c = Cache::create(&args(c"rslub_test_view_bvec", 3000)).expect("cache");
+        let objs = alloc_n(&c, 8, crate::cache::NO_NODE);
+        // An object across a page boundary (3000-byte objects: the second one is).
+        let p = objs
+            .iter()
+            .copied()
+            .find(|&p| p / 4096 != (p + 2999) / 4096)
+            .expect("an object across two pages");
+        for &o in objs.iter() {
+            // SAFETY: A live object of 3000 bytes, ours.
+            unsafe { ptr::write_bytes(o as *mut u8, 0x5a, 3000) };
+        }
+        for _ in 0..3 {
+            let counts = bvec_get_put(p, 3000);
+            assert_eq!(counts.len(), 2);
+            assert!(counts.iter().all(|&n| n == 0));
+        }
+        assert_eq!(slab_view(p).expect("a slab page").refcount, 0);
+        for &o in objs.iter() {
+            // SAFETY: As above.
+            let s = unsafe { core::slice::from_raw_parts(o as *const u8, 3000) };
+            assert!(s.iter().all(|&b| b == 0x5a));
+        }
+        let more = alloc_n(&c, 16, crate::cache::NO_NODE);
+        free_all(&c, &more);
+        free_all(&c, &objs);
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+    }
+}
