@@ -34,6 +34,8 @@ mod ffi {
             typesafe: bool,
             reclaim: bool,
             hwcache_align: bool,
+            red_zone: bool,
+            poison: bool,
         ) -> *mut c_void;
         pub(super) fn rslub_shadow_own(kc: *mut c_void, owner: *const c_void);
         pub(super) fn rslub_shadow_set_usercopy(kc: *mut c_void, offset: u32, size: u32);
@@ -87,6 +89,8 @@ impl Shadow {
                 layout.typesafe_by_rcu,
                 layout.reclaim_account,
                 layout.hwcache_align,
+                layout.debug & crate::layout::RED_ZONE != 0,
+                layout.debug & crate::layout::POISON != 0,
             )
         };
         let Some(kc) = NonNull::new(kc) else {

@@ -81,14 +81,19 @@ static void **rslub_shadow_owner_word(struct kmem_cache *kc)
 /*
  * Takes a slot for an rslub cache and fills its shadow; NULL if every slot is taken.
  * @size is the stride, @offset the free pointer's offset, @inuse the object's end with
- * its free pointer; @typesafe, @reclaim: SLAB_TYPESAFE_BY_RCU, SLAB_RECLAIM_ACCOUNT. The
- * usercopy window is the whole object until rslub_shadow_set_usercopy(); the owner is
- * set by rslub_shadow_own(), before the cache makes its first slab.
+ * its free pointer; @typesafe, @reclaim: SLAB_TYPESAFE_BY_RCU, SLAB_RECLAIM_ACCOUNT.
+ * @red_zone, @poison: the debug cache's red zone after each object and poisoning, as
+ * SLAB_RED_ZONE and SLAB_POISON, and under KASAN its red zone as SLAB_KASAN, so that
+ * ksize() through the kernel's function (mm/slub.c's slab_ksize()) is the object's size,
+ * as rslub's own is, not the stride with its red zone; with no left red zone
+ * (red_left_pad 0) they move no object's start. The usercopy window is the whole object
+ * until rslub_shadow_set_usercopy(); the owner is set by rslub_shadow_own(), before the
+ * cache makes its first slab.
  */
 struct kmem_cache *rslub_shadow_get(const char *name, unsigned int size,
 				    unsigned int object_size, unsigned int align,
 				    unsigned int offset, unsigned int inuse, bool typesafe,
-				    bool reclaim, bool hwcache_align)
+				    bool reclaim, bool hwcache_align, bool red_zone, bool poison)
 {
 	struct kmem_cache *kc;
 	unsigned int slot;
@@ -112,7 +117,11 @@ struct kmem_cache *rslub_shadow_get(const char *name, unsigned int size,
 	kc->refcount = 1;
 	kc->flags = (typesafe ? SLAB_TYPESAFE_BY_RCU : 0) |
 		    (reclaim ? SLAB_RECLAIM_ACCOUNT : 0) |
-		    (hwcache_align ? SLAB_HWCACHE_ALIGN : 0) | SLAB_NO_MERGE;
+		    (hwcache_align ? SLAB_HWCACHE_ALIGN : 0) | (red_zone ? SLAB_RED_ZONE : 0) |
+		    (poison ? SLAB_POISON : 0) | SLAB_NO_MERGE;
+#ifdef CONFIG_KASAN_GENERIC
+	kc->flags |= SLAB_KASAN;
+#endif
 	INIT_LIST_HEAD(&kc->list);
 #ifdef CONFIG_KASAN_GENERIC
 	kc->kasan_info.alloc_meta_offset = 0;

@@ -56,7 +56,7 @@ void *rslub_object_cache(const void *x);
 struct kmem_cache *rslub_shadow_get(const char *name, unsigned int size,
 				    unsigned int object_size, unsigned int align,
 				    unsigned int offset, unsigned int inuse, bool typesafe,
-				    bool reclaim, bool hwcache_align);
+				    bool reclaim, bool hwcache_align, bool red_zone, bool poison);
 void rslub_shadow_own(struct kmem_cache *kc, void *owner);
 void rslub_shadow_set_usercopy(struct kmem_cache *kc, unsigned int offset, unsigned int size);
 void rslub_shadow_set_kmalloc(struct kmem_cache *kc);

@@ -1210,8 +1210,8 @@ bool rslub_test_slab_view(const void *obj, struct rslub_test_view *v)
 
 /*
  * Where the kernel takes the object holding @p to start: nearest_obj() of mm/slab.h
- * (KASAN's reports, kmem_dump_obj()), whose fixup_red_left() is not exported, and moves
- * nothing for a cache without SLAB_RED_ZONE (rslub's shadows have none).
+ * (KASAN's reports, kmem_dump_obj()), whose fixup_red_left() is not exported; it moves
+ * nothing for rslub's shadows (red_left_pad 0).
  */
 unsigned long rslub_test_nearest_obj(const void *p)
 {
@@ -1222,7 +1222,7 @@ unsigned long rslub_test_nearest_obj(const void *p)
 	if (!slab)
 		return 0;
 	s = slab->slab_cache;
-	if (s->flags & SLAB_RED_ZONE)
+	if (s->red_left_pad)
 		return 0;
 	object = (void *)p - (p - slab_address(slab)) % s->size;
 	last = slab_address(slab) + (slab->objects - 1) * s->size;
