@@ -95,9 +95,8 @@ impl Shadow {
         };
         let Some(kc) = NonNull::new(kc) else {
             pr_err!(
-                "cache {}: no shadow slot left ({} caches at most)\n",
-                name.to_str().unwrap_or("?"),
-                SHADOWS
+                "cache {}: no shadow slot left (as many caches live as rslub holds)\n",
+                name.to_str().unwrap_or("?")
             );
             return Err(ENOSPC);
         };
@@ -139,9 +138,6 @@ impl Drop for Shadow {
         unsafe { ffi::rslub_shadow_put(self.kc.as_ptr()) }
     }
 }
-
-/// How many caches may live at once (`RSLUB_SHADOWS` of `rust/slab_page.h`).
-const SHADOWS: u32 = 1024;
 
 /// The rslub cache (a `CacheCore`) owning `addr` if `addr` is inside one of rslub's slabs,
 /// null for any other address: the way back from an object that reached `kfree()` or
@@ -328,7 +324,10 @@ unsafe fn head_of(page: *const bindings::page) -> *const bindings::page {
     // With the vmemmap optimisation of HugeTLB pages (and `struct page` of 64 bytes), a
     // tail's info is a mask that takes its address to its head's; otherwise it is the
     // head's address with bit 0 set. Bit 0 is clear on every other page.
-    if cfg!(CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP) {
+    // (`compound_info_has_mask()`.)
+    if cfg!(CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP)
+        && core::mem::size_of::<bindings::page>().is_power_of_two()
+    {
         let mask = (info & 1).wrapping_sub(1) | info;
         (page as usize & mask) as *const bindings::page
     } else if info & 1 != 0 {

@@ -22,7 +22,6 @@ unsigned int rslub_cache_line_size(void);
 bool rslub_init_on_alloc(void);
 bool rslub_init_on_free(void);
 bool rslub_debug_pagealloc_enabled(void);
-bool rslub_virt_addr_valid(const void *addr);
 void *rslub_page_address(struct page *page);
 bool rslub_page_freeze(struct page *page);
 void rslub_page_unfreeze(struct page *page);

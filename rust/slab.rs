@@ -286,9 +286,9 @@ impl Slab {
         let p = NonNull::new(p.cast::<Slab>()).ok_or(ENOMEM)?;
         // It holds the address of the slab's first object (`pages`), which kmemleak would
         // take for a reference to that object: not scanned, nor reported (the head page's
-        // `slab_list.next` refers to it, but kmemleak does not scan `struct page`s). Scanning only its cache pointer
-        // (`kmemleak_scan_area()`) kept a slab's first object from being reported: not
-        // understood yet.
+        // `slab_list.next` refers to it, but kmemleak skips the `struct page` of a head
+        // frozen at count 0). Scanning only its cache pointer (`kmemleak_scan_area()`)
+        // kept a slab's first object from being reported: not understood yet.
         crate::shim::kmemleak_ignore(p.as_ptr().cast(), false);
         // SAFETY: `p` is fresh memory of the size and alignment of a `Slab`.
         unsafe { p.as_ptr().write(self) };

@@ -36,7 +36,10 @@
  * At unload, slots still in use belong to caches left behind with live objects
  * (rust/registry.rs): their slabs stop being slab pages (rslub_view_exit()), so that the
  * kernel's kfree() of one of those objects later meets a plain page, as before the view,
- * not a shadow freed with the module.
+ * not a shadow freed with the module. That brings back, for those objects only, what the
+ * view is for (a page reference taken on them frees their page); the walk over every
+ * page takes no memory hotplug lock (get_online_mems() is not exported). Both are the
+ * aftermath of a cache left with live objects, which is reported when it happens.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -46,6 +49,7 @@
 #include <linux/mmzone.h>
 #include <linux/mutex.h>
 #include <linux/page-flags.h>
+#include <linux/poison.h>
 #include <linux/reciprocal_div.h>
 #include <linux/slab.h>
 
@@ -107,6 +111,13 @@ struct kmem_cache *rslub_shadow_get(const char *name, unsigned int size,
 		return NULL;
 	kc = rslub_shadow_kc(slot);
 	memset(kc, 0, RSLUB_SHADOW_SIZE);
+	/*
+	 * mm/slub.c must never free into a shadow (the hooks see to it): if it ever did, its
+	 * first step, this_cpu_ptr(s->cpu_sheaves), faults on a non-canonical address rather
+	 * than write into the per-CPU area at offset 0 (NULL), and a node it looks up is
+	 * NULL (the zeroed words after the struct), rather than a neighbour's memory.
+	 */
+	kc->cpu_sheaves = (void __percpu *)(POISON_POINTER_DELTA + 0x5ad0);
 	kc->name = name;
 	kc->size = size;
 	kc->object_size = object_size;
@@ -182,16 +193,21 @@ void rslub_slab_page_set(struct page *head, struct kmem_cache *kc, void *meta,
 	slab->objects = objects;
 	slab->inuse = objects;
 	WRITE_ONCE(slab->slab_cache, kc);
+	/* A reader that sees the type (page_slab()) sees the cache. */
+	smp_wmb();
 	__SetPageSlab(head);
 }
 
-/* Undoes rslub_slab_page_set(): @head is a plain page again, for the page allocator. */
+/*
+ * Undoes rslub_slab_page_set(): @head is a plain page again, for the page allocator.
+ * slab_cache stays (the page allocator overwrites it, as it does SLUB's), so that a
+ * racing reader that saw the type still reads a cache.
+ */
 void rslub_slab_page_clear(struct page *head)
 {
 	struct slab *slab = (struct slab *)head;
 
 	__ClearPageSlab(head);
-	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->slab_list.next = NULL;
 	slab->slab_list.prev = NULL; /* page->mapping, which the page allocator checks */
 	slab->freelist = NULL;

@@ -11,7 +11,8 @@
  * The shadow caches: RSLUB_SHADOWS slots of RSLUB_SHADOW_SIZE bytes, one per live rslub
  * cache. A slot holds the part of a struct kmem_cache that the kernel reads of a slab's
  * cache outside mm/slub.c (everything before per_node[], whose size is MAX_NUMNODES's),
- * then the rslub cache it stands for. rslub_view_init() checks that it fits.
+ * then the rslub cache it stands for (a static_assert in rust/slab_page.c checks that it
+ * fits).
  */
 #define RSLUB_SHADOWS 1024
 #define RSLUB_SHADOW_SIZE 384

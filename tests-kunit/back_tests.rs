@@ -225,8 +225,9 @@ mod tests {
         let frees = direct_count(false);
         if direct_state().is_some() {
             assert_eq!(quick, 0);
-            // Each allocation of `mine`, once; no free.
-            assert_eq!(asked, mine.len());
+            // Each allocation of `mine` (others of the task's may ask too: a cache whose
+            // index entry is shared); no free.
+            assert!(asked >= mine.len());
             assert_eq!(frees, 0);
         }
         assert_eq!(back::unback(handle(&backed)), Ok(0));
@@ -377,8 +378,8 @@ mod tests {
     }
 
     /// With `CONFIG_HARDENED_USERCOPY`, the kernel checks a copy to or from user space
-    /// against the object and the usercopy window of a slab page's cache, but cannot
-    /// check rslub's slabs (plain pages): rslub checks the copies of their objects itself
+    /// against the object and the usercopy window of a slab page's cache; while rslub's
+    /// hooks are registered rslub checks the copies of its objects itself
     /// (`__check_object_size()`), and reports a copy that leaves the object or its
     /// cache's window as the kernel does (then BUGs; here a test hook counts instead).
     #[test]
@@ -580,9 +581,10 @@ mod tests {
 
     /// `kfree_rcu()` and `kfree_rcu_nolock()` of rslub objects whose head is inside the
     /// object free exactly that object, after a grace period. The kernel's fallback paths
-    /// find the object from the head with `kvmalloc_obj_start_addr()`, which for a page
-    /// that is not a slab is the page's start: the object there (here `a`), not this
-    /// one. `make test` boots with `slab_common.rcu_min_cached_objs=0`, so that every
+    /// find the object from the head with `kvmalloc_obj_start_addr()` and free it with
+    /// mm/slub.c's own code, which must never see an rslub slab (and while rslub's slabs
+    /// were plain pages found the page's start: the object there, here `a`, not this
+    /// one). `make test` boots with `slab_common.rcu_min_cached_objs=0`, so that every
     /// two-argument `kfree_rcu()` takes the head-queued path; `kfree_rcu_nolock()` of
     /// an object on no slab page always defers through the kernel's irq_work.
     #[test]

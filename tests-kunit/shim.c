@@ -1239,7 +1239,9 @@ bool rslub_test_kmem_dump_obj(void *obj)
  * What a user of a bvec iterator over @len bytes at @obj does to their pages (lib/
  * iov_iter.c, iov_iter_get_pages2(); NFS and Ceph direct I/O, 9p, loop over kmalloc'ed
  * buffers): takes the pages, then puts each. Returns the number of pages taken (-1 if
- * none), and in @counts the reference count of each one's folio while it was held.
+ * none), and in @counts the reference count of each one's folio while it was held. A
+ * reference taken on a page whose count was 0 (a slab page of rslub's that the kernel
+ * did not see as one) is left, not put: the put would free the page under the slab.
  */
 int rslub_test_bvec_get_put(void *obj, size_t len, int *counts, int max)
 {
@@ -1261,6 +1263,7 @@ int rslub_test_bvec_get_put(void *obj, size_t len, int *counts, int max)
 	for (i = 0; i < n; i++)
 		counts[i] = folio_ref_count(page_folio(pages[i]));
 	for (i = 0; i < n; i++)
-		put_page(pages[i]);
+		if (counts[i] != 1)
+			put_page(pages[i]);
 	return n;
 }

@@ -14,7 +14,7 @@ mod tests {
     use crate::{
         common::{alloc_n, args, free_all, slabs},
         gfp::Gfp,
-        mm,
+        layout, mm,
         registry::Cache,
         test_shim::{bvec_get_put, kmem_dump_obj, nearest_obj, on_slab_page, slab_view},
     };
@@ -22,9 +22,10 @@ mod tests {
 
     /// Every object of a cache whose slabs span several pages is on a slab page, whatever
     /// page of its slab it starts on; the kernel's view of it names the cache, its stride,
-    /// object size, the slab's order and object count, the slab's address, a count frozen
-    /// at 0, and takes every address inside an object to that object's start (as KASAN's
-    /// reports and `kmem_dump_obj()` do). And rslub finds the object's cache from it.
+    /// object size, the slab's order (the cache's, or the fallback's where memory was
+    /// fragmented) and its object count, the slab's address, a count frozen at 0, and
+    /// takes every address inside an object to that object's start (as KASAN's reports
+    /// and `kmem_dump_obj()` do). And rslub finds the object's cache from it.
     #[test]
     fn every_object_is_on_a_slab_page_of_its_cache() {
         let c = Cache::create(&args(c"rslub_test_view_pages", 3000)).expect("cache");
@@ -37,8 +38,9 @@ mod tests {
             assert_eq!(v.name(), c"rslub_test_view_pages");
             assert_eq!(v.size, l.size);
             assert_eq!(v.object_size, 3000);
-            assert_eq!(v.order, l.order);
-            assert_eq!(v.objects, l.objects);
+            let fallback = layout::get_order(u64::from(l.size));
+            assert!(v.order == l.order || v.order == fallback);
+            assert_eq!(v.objects, layout::order_objects(v.order, l.stride()));
             assert_eq!(v.refcount, 0);
             assert!(!v.kmalloc);
             assert_eq!((p - v.base) % l.size as usize, 0);
@@ -69,27 +71,34 @@ mod tests {
     /// `iov_iter_get_pages2()` takes none on a slab page and `put_page()` leaves it alone,
     /// so the count stays frozen at 0, the slab and its objects stay, and the cache
     /// goes on serving and is destroyed with nothing left. (When rslub's slabs were plain
-    /// pages, the count went 0 -> 1 -> 0 and the put freed the page under the slab.)
+    /// pages, the count went 0 -> 1: the helper then leaves the reference, which would
+    /// have freed the page under the slab when put.)
     #[test]
     fn a_page_reference_taken_and_dropped_leaves_the_slab_alone() {
         let c = Cache::create(&args(c"rslub_test_view_bvec", 3000)).expect("cache");
-        let objs = alloc_n(&c, 8, crate::cache::NO_NODE);
-        // An object across a page boundary (3000-byte objects: the second one is).
+        let l = *c.layout();
+        // Slabs of the cache's order hold objects across page boundaries (3000-byte
+        // objects: the second is); a slab of the fallback order (fragmented memory) holds
+        // one object a page: as many objects as two slabs of the cache's order hold.
+        let objs = alloc_n(&c, 2 * l.objects as usize, crate::cache::NO_NODE);
         let p = objs
             .iter()
             .copied()
-            .find(|&p| p / 4096 != (p + 2999) / 4096)
-            .expect("an object across two pages");
+            .find(|&p| p / 4096 != (p + 2999) / 4096);
         for &o in objs.iter() {
             // SAFETY: A live object of 3000 bytes, ours.
             unsafe { ptr::write_bytes(o as *mut u8, 0x5a, 3000) };
         }
-        for _ in 0..3 {
-            let counts = bvec_get_put(p, 3000);
-            assert_eq!(counts.len(), 2);
-            assert!(counts.iter().all(|&n| n == 0));
+        // Every slab of the fallback order: no object across pages, but the pages still
+        // taken and put.
+        for &q in p.iter().chain(objs.iter().take(2)) {
+            for _ in 0..3 {
+                let counts = bvec_get_put(q, 3000);
+                assert!(!counts.is_empty());
+                assert!(counts.iter().all(|&n| n == 0));
+            }
+            assert_eq!(slab_view(q).expect("a slab page").refcount, 0);
         }
-        assert_eq!(slab_view(p).expect("a slab page").refcount, 0);
         for &o in objs.iter() {
             // SAFETY: As above.
             let s = unsafe { core::slice::from_raw_parts(o as *const u8, 3000) };

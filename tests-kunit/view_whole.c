@@ -11,14 +11,17 @@
  *    kzalloc()s a struct resource and kfree()s it only if it is on a slab page
  *    (free_resource()); the guest check compares the live objects of rslub's kmalloc
  *    classes before and after (a leak is one object a cycle);
- *  - a kmalloc(512) object (and one across a page boundary of a kmalloc(3000)), its pages
- *    taken and put as a bvec iterator's user does (iov_iter_get_pages2(), put_page()):
- *    each page's folio keeps the count it had (0 for a slab page), and the object its
- *    contents.
+ *  - a kmalloc(512) object and a kmalloc(3000) one (of kmalloc-4k, whose slabs are
+ *    compound: most of its objects lie on tail pages), their pages taken and put as a
+ *    bvec iterator's user does (iov_iter_get_pages2(), put_page()): each page's folio
+ *    keeps the count it had (0 for a slab page), and the object its contents. An object
+ *    KFENCE sampled (the kernel's allocator under debug.config) is given back and
+ *    another taken: KFENCE's pages are referenced slab pages of their own.
  * The load fails with -EINVAL, the first difference in the log, if anything is off.
  */
 #include <linux/bvec.h>
 #include <linux/ioport.h>
+#include <linux/kfence.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
@@ -59,6 +62,12 @@ static int view_bvec(size_t size, size_t len)
 	int k, n, r = 0;
 
 	p = kmalloc(size, GFP_KERNEL);
+	while (p && is_kfence_address(p)) {
+		unsigned char *q = kmalloc(size, GFP_KERNEL);
+
+		kfree(p);
+		p = q;
+	}
 	if (!p)
 		return -ENOMEM;
 	/*

@@ -685,8 +685,10 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
  * paths (a kfree_rcu() when the per-CPU page cache is dry, every kfree_call_rcu_nolock()
  * that takes the deferred path, every kvfree_call_rcu() without
  * CONFIG_KVFREE_RCU_BATCHED) find the object from its rcu head with
- * kvmalloc_obj_start_addr(), which for a page that is not a slab is the page's start:
- * another object. rslub keeps them itself: the head (one word with
+ * kvmalloc_obj_start_addr(), and free it with the kernel's kvfree(), which would run
+ * mm/slub.c's free on an rslub slab (its shadow cache has no sheaves and no nodes, see
+ * rust/slab_page.c); and with rslub's slabs plain pages, as they were, the page's start
+ * was another object. rslub keeps them itself: the head (one word with
  * CONFIG_KVFREE_RCU_BATCHED, which is all it may use) links the object on a per-CPU list;
  * a work item takes every list, waits for a grace period, and frees each object, found
  * from its head by the slab's own geometry (rslub_free_owned_at()). Queueing is an
@@ -824,9 +826,12 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
  * Mempools under KASAN. A slab pool (mempool_alloc_slab() or mempool_kmalloc() its
  * allocation function) poisons each element it keeps in reserve with
  * kasan_mempool_poison_object() (mempool_init(), mempool_resize(), mempool_free(); inline
- * in mm/mempool.c), which reads the element's struct slab: NULL for an rslub object, a
- * crash; and mm/kasan has no ftrace call sites to route around it. So under KASAN a
- * slab pool keeps only the kernel's objects:
+ * in mm/mempool.c), which reads the element's struct slab: NULL for an rslub object while
+ * rslub's slabs were plain pages, a crash; and mm/kasan has no ftrace call sites to route
+ * around it. With the slab page view (rust/slab_page.c) KASAN reads the shadow cache and
+ * writes no metadata into rslub's objects, which may make this routing unnecessary: it
+ * stays until a test shows it. So under KASAN a slab pool keeps only the kernel's
+ * objects:
  *  - every mempool_alloc_slab() call (the refill of mempool_init() and mempool_resize(),
  *    and the first try of every mempool_alloc()) takes the kernel's object even for a
  *    backed cache: rslub_r_mempool_alloc_slab() marks the task (rslub_pass) so that the
@@ -982,7 +987,9 @@ void (*rslub_test_usercopy_caught)(void);
 /*
  * Hardened usercopy. check_heap_object() (mm/usercopy.c) checks a copy to or from user
  * space against the object and usercopy window of a slab page's cache, and the bounds of
- * a compound page, but cannot check a page that is neither: rslub's slabs. So every
+ * a compound page. It could not check rslub's slabs while they were plain pages; with
+ * the slab page view it checks them against the shadow's window (rust/slab_page.c), and
+ * does whenever these hooks are not registered. While they are, every
  * __check_object_size() (copy_to_user() and its kin with a size the compiler does not
  * know) of an address on an rslub slab comes here: the copy must stay inside the object
  * and the cache's usercopy window (a backed cache's is the kernel cache's useroffset and

@@ -110,12 +110,11 @@ mod ffi {
 
 mod kmalloc;
 
-/// Frees `obj`, a pointer on a slab page the hooks found rslub owns
-/// ([`rslub_object_cache`] said so at the `kfree()` or `kmem_cache_free()` that reaches
-/// here): its slab leads to its cache in two loads, without validating the page again. A
-/// pointer that is not the start of an object (a caller's bug, or the kernel's idea of
-/// where an object starts, which is the page's start for a page that is not a slab of
-/// its own) is reported, and nothing is freed.
+/// Frees `obj`, a pointer on a slab page the hooks found rslub owns (its cache is one of
+/// rslub's shadows, `rust/slab_page.c`, at the `kfree()` or `kmem_cache_free()` that
+/// reaches here): its slab leads to its cache in two loads, without validating the page
+/// again. A pointer that is not the start of an object (a caller's bug) is reported, and
+/// nothing is freed.
 ///
 /// # Safety
 ///

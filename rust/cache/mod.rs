@@ -49,8 +49,8 @@ pub(crate) const NO_NODE: i32 = bindings::NUMA_NO_NODE;
 pub(crate) type Ctor = unsafe extern "C" fn(*mut core::ffi::c_void);
 
 /// `CpuSlab::slab` of a CPU without an active slab. Not 0: a pointer that is not an
-/// object of rslub may lie on a page whose `private` field is 0, and the free fast path
-/// compares that field with `slab`; no slab's metadata is at address 1.
+/// object of rslub may lie on a page whose word [`crate::mm::slab_of`] reads is 0, and the
+/// bulk free compares that word with `slab`; no slab's metadata is at address 1.
 const NO_SLAB: *mut Slab = ptr::without_provenance_mut(1);
 
 /// `CpuSlab::base` of a CPU without an active slab: no object lies within a slab's size
