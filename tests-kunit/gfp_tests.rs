@@ -167,8 +167,9 @@ mod tests {
         assert!(Gfp::from_raw(pref.gfp).has(Gfp::NOWARN | Gfp::NORETRY | Gfp::NOMEMALLOC));
         assert_eq!(pref.gfp & (Gfp::NOFAIL | Gfp::RECLAIM | Gfp::ZERO), 0);
         assert_eq!(min.order, min_order);
-        // The caller's flags, but `__GFP_ZERO` (objects are zeroed one by one).
-        assert_eq!(min.gfp, caller.without(Gfp::ZERO).raw());
+        // The caller's flags, but `__GFP_ZERO` (objects are zeroed one by one), and a
+        // compound block.
+        assert_eq!(min.gfp, caller.without(Gfp::ZERO).with(Gfp::COMP).raw());
         assert_eq!(d.get(Stat::NewSlab), 1);
         assert_eq!(d.get(Stat::OrderFallback), 1);
         // The slab has the objects of the smaller order.
