@@ -24,8 +24,8 @@ mod tests {
         registry::Cache,
         sanitize,
         test_shim::{
-            alloc_hidden, expect_reports, kfree, log_has, msleep, read_byte, read_file, skip,
-            write_file, KernelCache,
+            alloc_hidden, expect_reports, kfree, kmalloc, krealloc, log_has, msleep, read_byte,
+            read_file, skip, write_file, KernelCache,
         },
     };
     use core::ptr::NonNull;
@@ -112,6 +112,38 @@ mod tests {
             }
             unback(&kc, base);
         }
+    }
+
+    /// kmalloc's contract under KASAN, as with SLUB: of a request served by one of rslub's
+    /// size classes, only the bytes asked for are accessible. A read past 100 bytes of a
+    /// `kmalloc(100)` (`kmalloc-128`'s object) is reported, and so is one past 50 bytes
+    /// once `krealloc()` shrank it in place. (rslub once unpoisoned the class's whole
+    /// object: neither read was reported.)
+    #[test]
+    fn a_read_past_a_kmalloc_request_is_reported_by_kasan() {
+        if !sanitize::KASAN {
+            return skip(c"no KASAN in this kernel");
+        }
+        back::start_kmalloc_for_suite().expect("kmalloc hooks");
+        let p = kmalloc(100, Gfp::KERNEL);
+        let owned = !crate::mm::owner_of(p as *const u8).is_null();
+        expect_reports(c"rslub_test_kasan_kmalloc");
+        // SAFETY: Inside the class's object (mapped), past the request: the mistake KASAN
+        // is to catch.
+        unsafe { read_byte(p + 100) };
+        let past = log_has(c"BUG: KASAN: slab-out-of-bounds", &at_addr(p + 100));
+        // SAFETY: `p` is live; shrunk in place (it fits).
+        let q = unsafe { krealloc(p, 50, Gfp::KERNEL) };
+        // SAFETY: As above, past the new size.
+        unsafe { read_byte(q + 56) };
+        let shrunk = log_has(c"BUG: KASAN: slab-out-of-bounds", &at_addr(q + 56));
+        // SAFETY: Allocated above, freed once.
+        unsafe { kfree(q) };
+        back::stop_kmalloc();
+        assert!(owned);
+        assert_eq!(q, p);
+        assert!(past);
+        assert!(shrunk);
     }
 
     /// Under KASAN a freed object waits in its cache's quarantine, poisoned, before it can

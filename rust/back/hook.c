@@ -62,6 +62,8 @@ void rslub_free_owned_at(void *inside);
 size_t rslub_object_size(const void *obj);
 void rslub_back_destroying(struct kmem_cache *kc, bool last);
 void rslub_back_destroyed(struct kmem_cache *kc);
+/* rust/shim.c */
+void rslub_kasan_unpoison(const void *addr, size_t size);
 
 int rslub_hook_init(void);
 void rslub_hook_exit(void);
@@ -591,6 +593,35 @@ static notrace size_t rslub_r_ksize(const void *x)
 }
 
 /*
+ * kmalloc's contract under KASAN, as mm/slub.c keeps it: of an object of @size bytes
+ * asked for, only those are accessible, the rest of the object is red zone, so that an
+ * overrun into the class's slack is reported as with SLUB. kasan_kmalloc() does it with
+ * the object's cache as the kernel sees it, the shadow of its slab page
+ * (rust/slab_page.c), which asks KASAN to keep no metadata in the object. @p is an rslub
+ * object (or NULL), all of whose object size is accessible.
+ */
+static __always_inline void *rslub_kasan_kmalloc(void *p, size_t size, gfp_t flags)
+{
+#ifdef CONFIG_KASAN_GENERIC
+	if (p)
+		p = kasan_kmalloc(virt_to_slab(p)->slab_cache, p, size, flags);
+#endif
+	return p;
+}
+
+/*
+ * memcpy() of an rslub object's @n bytes, of which those past the size it was asked for
+ * are KASAN's red zone (rslub_kasan_kmalloc()): as mm/slub.c (not instrumented) copies
+ * them, without a report.
+ */
+static __always_inline void rslub_copy_object(void *to, const void *from, size_t n)
+{
+	kasan_disable_current();
+	memcpy(to, from, n);
+	kasan_enable_current();
+}
+
+/*
  * krealloc() of an rslub object, as mm/slub.c's __do_krealloc() does it: kept where it
  * is while it fits (its object size), is aligned as asked, and need not move to another
  * node (__GFP_THISNODE), the spare part zeroed where init_on_alloc or __GFP_ZERO want
@@ -610,15 +641,17 @@ static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size,
 	if (new_size <= ks && IS_ALIGNED((unsigned long)p, align) &&
 	    !((flags & __GFP_THISNODE) && nid != NUMA_NO_NODE &&
 	      nid != page_to_nid(virt_to_page(p)))) {
+		/* The whole object accessible, then the new size's red zone (kasan_krealloc()). */
+		rslub_kasan_unpoison(p, ks);
 		if (want_init_on_alloc(flags))
 			memset((void *)p + new_size, 0, ks - new_size);
-		return (void *)p;
+		return rslub_kasan_kmalloc((void *)p, new_size, flags);
 	}
 	n = __kmalloc_node_track_caller_noprof(PASS_KMALLOC_PARAMS(new_size, NULL, token), flags,
 					       nid, _RET_IP_);
 	if (!n)
 		return NULL;
-	memcpy(n, p, min(ks, new_size));
+	rslub_copy_object(n, p, min(ks, new_size));
 	rslub_free_owned((void *)p);
 	return n;
 }
@@ -1401,7 +1434,7 @@ static notrace void *rslub_r_kmalloc_node_track_caller(DECL_KMALLOC_PARAMS(size,
 	p = rslub_cache_alloc_node(rc, flags, node);
 	if (held)
 		rslub_put(held);
-	return p;
+	return rslub_kasan_kmalloc(p, size, flags);
 }
 
 static notrace void *rslub_r_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
@@ -1424,7 +1457,7 @@ static notrace void *rslub_r_kmalloc_cache_node(struct kmem_cache *s, gfp_t flag
 
 	if (!rc)
 		return RSLUB_HOLDING_MODULE(__kmalloc_cache_node_noprof(s, flags, node, size));
-	return rslub_cache_alloc_node(rc, flags, node);
+	return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
 }
 
 static notrace void *rslub_r_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size)
@@ -1454,7 +1487,7 @@ static notrace void *rslub_r_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsig
 	if (held)
 		rslub_put(held);
 	if (p || size <= PAGE_SIZE)
-		return p;
+		return rslub_kasan_kmalloc(p, size, flags);
 	return RSLUB_HOLDING_MODULE(vmalloc_huge_node_noprof(size, flags, node));
 }
 
@@ -1477,7 +1510,7 @@ static notrace void *rslub_r_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, to
 	n = __kvmalloc_node_noprof(PASS_KMALLOC_PARAMS(size, NULL, token), align, flags, nid);
 	if (!n)
 		return NULL;
-	memcpy(n, p, min(size, rslub_object_size(p)));
+	rslub_copy_object(n, p, min(size, rslub_object_size(p)));
 	rslub_free_owned((void *)p);
 	return n;
 }
