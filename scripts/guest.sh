@@ -829,8 +829,10 @@ whole_sound() {
 	return "$r"
 }
 # whole_stress: Debian's stress-ng, a fixed list of stressors of its memory, vm, fork and
-# exec, pipe, socket (loopback only) and file classes (not epoll: its server cannot bind
-# as nobody in the guest, EACCES, ipv4 and unix alike), one instance each, all at once,
+# exec, pipe, socket (loopback only), file, System V IPC and io_uring classes (io_uring's
+# request caches are kmalloc'ed and poisoned through KASAN's mempool hooks, which read
+# the slab page; not epoll: its server cannot bind as nobody in the guest, EACCES, ipv4
+# and unix alike), one instance each, all at once,
 # bounded in time (20 s) and in operations per stressor, checking the data they move
 # (--verify); as user nobody (the exec stressor refuses root). Every stressor must run
 # and finish without an error.
@@ -838,7 +840,8 @@ whole_stress() {
 	local s args=() out rc dir=/tmp/rslub-stress
 	command -v stress-ng > /dev/null || { echo "stress-ng is not installed (scripts/setup.sh)"; return 1; }
 	for s in malloc brk memfd vm mmap mremap madvise fault fork vfork clone exec zombie poll \
-		pipe splice tee sock udp sockpair dentry open filename rename link getdent dir; do
+		pipe splice tee sock udp sockpair dentry open filename rename link getdent dir \
+		io-uring msg sem-sysv shm-sysv; do
 		args+=("--$s" 1 "--$s-ops" 200000)
 	done
 	mkdir -p "$dir" && chmod 1777 "$dir"
