@@ -70,11 +70,10 @@ install_modules() {
 	done
 	make -s -C "$RSLUB_TOP" modules_install INSTALL_MOD_PATH="$1/modtree" KDIR="$kdir" >/dev/null
 }
-# The skb caches rslub backs in `make run` by default and during the suites. Under KASAN
-# rslub refuses skbuff_head_cache (the napi skb cache poisons its objects through their
-# struct slab: Documentation/backing.rst), so only the small heads are backed there.
+# The skb caches rslub backs in `make run` by default and during the suites (under KASAN
+# the napi skb cache poisons skbuff_head_cache objects through their slab page).
+skb_caches=skbuff_head_cache,skbuff_small_head
 if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
-	skb_caches=skbuff_small_head
 	# Every KASAN report, not only the first: the suites provoke some on purpose
 	# (rslub_sanitize), and one after them must still be seen.
 	APPEND="${APPEND:+$APPEND }kasan_multi_shot"
@@ -88,8 +87,6 @@ if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
 	# A task that writes a suite's KUnit `run` file waits, uninterruptible, for each case
 	# (KUnit's own timeout is 300 s): the hung-task report only past that.
 	APPEND="$APPEND hung_task_timeout_secs=400"
-else
-	skb_caches=skbuff_head_cache,skbuff_small_head
 fi
 # A kernel log of 16 MiB: the debug run prints more than the default 128 KiB ring holds,
 # and the guest saves its dmesg at the end (scripts/ktap.py reads it and the console).

@@ -73,6 +73,7 @@ void rslub_test_kc_free(struct kmem_cache *kc, void *obj);
 void rslub_test_kc_add_reference(struct kmem_cache *kc);
 void rslub_test_kc_drop_reference(struct kmem_cache *kc);
 bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj);
+int rslub_test_ksize_krealloc_skipped(void *obj, size_t size, size_t *ks, void **re);
 void rslub_test_kfree(const void *obj);
 void rslub_test_kc_free_bulk(struct kmem_cache *kc, size_t n, void **p);
 void rslub_test_kfree_bulk(size_t n, void **p);
@@ -971,6 +972,55 @@ bool rslub_test_kc_free_in_recursion(struct kmem_cache *kc, void *obj)
 	if (a >= 0)
 		ftrace_test_recursion_unlock(a);
 	return b >= 0;
+}
+
+/* A tracer that does nothing: it shares ksize()'s and krealloc()'s call sites. */
+static void notrace rslub_test_tracer_fn(unsigned long ip, unsigned long parent_ip,
+					 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+}
+
+static struct ftrace_ops rslub_test_tracer = {
+	.func = rslub_test_tracer_fn,
+	.flags = FTRACE_OPS_FL_DYNAMIC,
+};
+
+/*
+ * ksize() of @obj, then krealloc() of it to @size (GFP_ATOMIC: preemption is off), where
+ * ftrace skips rslub's handler: a tracer shares both call sites, so ftrace's list
+ * function runs them, and this context holds the list function's recursion protection
+ * and its one transition level, as the handler of a tracer calling them from within
+ * would: the list function then skips every ops, and the kernel's own functions run on
+ * @obj. Their results in @ks and @re; 0, or the error registering the tracer.
+ */
+int rslub_test_ksize_krealloc_skipped(void *obj, size_t size, size_t *ks, void **re)
+{
+	int a, b, ret;
+
+	ret = ftrace_set_filter_ip(&rslub_test_tracer, (unsigned long)ksize, 0, 1);
+	if (!ret)
+		ret = ftrace_set_filter_ip(&rslub_test_tracer,
+					   (unsigned long)krealloc_node_align_noprof, 0, 0);
+	if (!ret)
+		ret = register_ftrace_function(&rslub_test_tracer);
+	if (ret) {
+		ftrace_free_filter(&rslub_test_tracer);
+		return ret;
+	}
+	a = trace_test_and_set_recursion(_THIS_IP_, _RET_IP_, TRACE_LIST_START);
+	b = a < 0 ? -1 : trace_test_and_set_recursion(_THIS_IP_, _RET_IP_, TRACE_LIST_START);
+	if (b >= 0) {
+		*ks = ksize(obj);
+		*re = krealloc(obj, size, GFP_ATOMIC);
+		trace_clear_recursion(b);
+	} else {
+		ret = -EBUSY;
+	}
+	if (a >= 0)
+		trace_clear_recursion(a);
+	unregister_ftrace_function(&rslub_test_tracer);
+	ftrace_free_filter(&rslub_test_tracer);
+	return ret;
 }
 
 /*

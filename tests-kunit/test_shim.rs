@@ -84,6 +84,12 @@ mod ffi {
             kc: *mut kernel::bindings::kmem_cache,
             obj: *mut c_void,
         ) -> bool;
+        pub(super) fn rslub_test_ksize_krealloc_skipped(
+            obj: *mut c_void,
+            size: usize,
+            ks: *mut usize,
+            re: *mut *mut c_void,
+        ) -> c_int;
         pub(super) fn rslub_test_kc_add_reference(kc: *mut kernel::bindings::kmem_cache);
         pub(super) fn rslub_test_kc_drop_reference(kc: *mut kernel::bindings::kmem_cache);
         pub(super) fn rslub_test_kfree(obj: *const c_void);
@@ -824,6 +830,23 @@ pub(crate) unsafe fn kfree_bulk(objs: &mut [usize]) {
 pub(crate) unsafe fn ksize(obj: usize) -> usize {
     // SAFETY: The caller's guarantee.
     unsafe { ffi::rslub_test_ksize(obj as *const c_void) }
+}
+
+/// `ksize()` of `obj`, then `krealloc()` of it to `size` (`GFP_ATOMIC`), where ftrace
+/// skips rslub's handler and the kernel's own functions run: a tracer sharing their call
+/// sites, called from within a tracer's handler (ftrace's list function already holds its
+/// recursion protection). Returns both results, or the error registering the tracer.
+///
+/// # Safety
+///
+/// As for [`krealloc`].
+pub(crate) unsafe fn ksize_krealloc_skipped(obj: usize, size: usize) -> Result<(usize, usize)> {
+    let (mut ks, mut re) = (0usize, core::ptr::null_mut());
+    // SAFETY: The caller's guarantee; `ks` and `re` are written before the call returns.
+    to_result(unsafe {
+        ffi::rslub_test_ksize_krealloc_skipped(obj as *mut c_void, size, &mut ks, &mut re)
+    })?;
+    Ok((ks, re as usize))
 }
 
 /// `krealloc()`: the new object (0 on failure, then `obj` is still live).

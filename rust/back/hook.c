@@ -20,8 +20,6 @@
  *    (or the reverse) go where they came from.
  *  - with CONFIG_MEMCG, kmem_cache_charge(), and with CONFIG_HARDENED_USERCOPY,
  *    __check_object_size(): is the address on an rslub slab?
- *  - under KASAN, mempool_alloc_slab, mempool_free and mempool_free_bulk: a slab pool
- *    keeps only the kernel's objects (see "Mempools under KASAN" below).
  * The replacement functions call the kernel's own ones for the kernel's objects (and
  * for a cache unbacked meanwhile): the handler lets those through, as it lets every
  * kernel object and every unbacked cache through.
@@ -31,7 +29,6 @@
 #include <linux/hash.h>
 #include <linux/irq_work.h>
 #include <linux/llist.h>
-#include <linux/mempool.h>
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/kernfs.h>
@@ -854,163 +851,6 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 	}
 }
 
-#ifdef CONFIG_KASAN
-/*
- * Mempools under KASAN. A slab pool (mempool_alloc_slab() or mempool_kmalloc() its
- * allocation function) poisons each element it keeps in reserve with
- * kasan_mempool_poison_object() (mempool_init(), mempool_resize(), mempool_free(); inline
- * in mm/mempool.c), which reads the element's struct slab: NULL for an rslub object while
- * rslub's slabs were plain pages, a crash; and mm/kasan has no ftrace call sites to route
- * around it. With the slab page view (rust/slab_page.c) KASAN reads the shadow cache and
- * writes no metadata into rslub's objects, which may make this routing unnecessary: it
- * stays until a test shows it. So under KASAN a slab pool keeps only the kernel's
- * objects:
- *  - every mempool_alloc_slab() call (the refill of mempool_init() and mempool_resize(),
- *    and the first try of every mempool_alloc()) takes the kernel's object even for a
- *    backed cache: rslub_r_mempool_alloc_slab() marks the task (rslub_pass) so that the
- *    allocation handler lets its kmem_cache_alloc() through. Always, not only for a cache
- *    backed when it is called: a cache backed between the handler and the allocation
- *    must not slip an rslub object in.
- *  - an rslub object given to mempool_free() or mempool_free_bulk() of a slab pool (one
- *    allocated with kmem_cache_alloc(), which the API allows) is never kept: it goes to
- *    the pool's free function, as when the pool is full.
- * A backed cache whose objects go through mempools is thus served by rslub only for the
- * allocations that do not; without KASAN nothing of this is hooked.
- */
-
-/*
- * Tasks whose allocations from backed caches go to the kernel for the moment, each with
- * its interrupt context level (an interrupt on top of it allocates as usual). A slot is
- * taken and released by its task only; the handler reads them while rslub_npass is
- * not zero.
- */
-#define RSLUB_PASS_SLOTS 64
-static struct rslub_pass {
-	struct task_struct *task;
-	unsigned char level;
-} rslub_pass[RSLUB_PASS_SLOTS] = {
-	[0 ... RSLUB_PASS_SLOTS - 1] = { .level = U8_MAX },
-};
-static atomic_t rslub_npass;
-
-/* Whether this context marked itself with rslub_pass_mark(). */
-static __always_inline bool rslub_passing(void)
-{
-	unsigned char level;
-	int i;
-
-	if (likely(!atomic_read(&rslub_npass)))
-		return false;
-	level = interrupt_context_level();
-	for (i = 0; i < RSLUB_PASS_SLOTS; i++) {
-		if (READ_ONCE(rslub_pass[i].task) == current &&
-		    READ_ONCE(rslub_pass[i].level) == level)
-			return true;
-	}
-	return false;
-}
-
-/* Marks this context (see rslub_pass): the slot, or -1 if none is free. */
-static int rslub_pass_mark(void)
-{
-	int i;
-
-	for (i = 0; i < RSLUB_PASS_SLOTS; i++) {
-		if (!READ_ONCE(rslub_pass[i].task) &&
-		    !cmpxchg(&rslub_pass[i].task, NULL, current)) {
-			/* Only this task reads the level with its own task in the slot. */
-			WRITE_ONCE(rslub_pass[i].level, interrupt_context_level());
-			atomic_inc(&rslub_npass);
-			return i;
-		}
-	}
-	return -1;
-}
-
-static void rslub_pass_unmark(int slot)
-{
-	atomic_dec(&rslub_npass);
-	/* No level may match another context of this task's while it reuses the slot. */
-	WRITE_ONCE(rslub_pass[slot].level, U8_MAX);
-	smp_store_release(&rslub_pass[slot].task, NULL);
-}
-
-static notrace void *rslub_r_mempool_alloc_slab(gfp_t gfp, void *pool_data)
-{
-	struct kmem_cache *s = pool_data;
-	void *p;
-	int slot;
-
-	/* A pool's allocation in this context's own (reclaim doing I/O): marked already. */
-	if (rslub_passing())
-		return RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
-	/*
-	 * Every slot taken: fail, as a pool's allocation function may. mempool_alloc() (whose
-	 * flags always carry __GFP_NORETRY) then takes from the reserve or waits for a free;
-	 * waiting here could wait for itself. mempool_init() and mempool_resize() would fail
-	 * instead: they wait for a slot, outside any I/O path a slot holder waits on.
-	 */
-	while ((slot = rslub_pass_mark()) < 0) {
-		if (!gfpflags_allow_blocking(gfp) || (gfp & __GFP_NORETRY))
-			return NULL;
-		rslub_hold();
-		msleep(1);
-		rslub_release();
-	}
-	p = RSLUB_HOLDING_MODULE(kmem_cache_alloc_noprof(s, gfp));
-	rslub_pass_unmark(slot);
-	return p;
-}
-
-/* Whether @pool poisons the elements it keeps through their struct slab. */
-static __always_inline bool rslub_slab_pool(const struct mempool *pool)
-{
-	return pool->alloc == mempool_alloc_slab || pool->alloc == mempool_kmalloc;
-}
-
-/*
- * mempool_free_bulk() of elements some of which are rslub's: the kernel's function
- * takes the first elements the pool needs, and the caller frees the rest,
- * @elems[returned..@count), with the pool's free function. The kernel's objects go
- * first, so that the pool takes only those: the caller finds @elems reordered, which
- * the contract allows (what is not taken is still in @elems, after what is).
- */
-static notrace unsigned int rslub_r_mempool_free_bulk(struct mempool *pool, void **elems,
-						      unsigned int count)
-{
-	unsigned int i, kernel = 0;
-
-	for (i = 0; i < count; i++) {
-		if (!rslub_foreign(elems[i])) {
-			swap(elems[i], elems[kernel]);
-			kernel++;
-		}
-	}
-	/* With none, a pool of min_nr 0 would still take the first. */
-	return kernel ? mempool_free_bulk(pool, elems, kernel) : 0;
-}
-
-static notrace void rslub_r_mempool_free(void *element, struct mempool *pool)
-{
-	/* A pool's own free function may sleep (see RSLUB_HOLDING_MODULE). */
-	rslub_hold();
-	pool->free(element, pool->pool_data);
-	rslub_release();
-}
-
-#define RSLUB_HOOKED_KASAN(X)						\
-	X(mempool_alloc_slab)						\
-	X(mempool_free)							\
-	X(mempool_free_bulk)
-#else
-static __always_inline bool rslub_passing(void)
-{
-	return false;
-}
-
-#define RSLUB_HOOKED_KASAN(X)
-#endif /* CONFIG_KASAN */
-
 #ifdef RSLUB_INJECT
 /* Test-only: called instead of BUG() after a usercopy report, when set. */
 void (*rslub_test_usercopy_caught)(void);
@@ -1099,8 +939,7 @@ static notrace bool rslub_r_charge(void *objp, gfp_t gfpflags)
 	X(krealloc_node_align_noprof)					\
 	X(kmem_cache_destroy)						\
 	RSLUB_HOOKED_MEMCG(X)						\
-	RSLUB_HOOKED_USERCOPY(X)					\
-	RSLUB_HOOKED_KASAN(X)
+	RSLUB_HOOKED_USERCOPY(X)
 
 #define RSLUB_FN_ADDR(fn) (unsigned long)fn,
 #define RSLUB_ONE(fn) +1
@@ -1125,7 +964,7 @@ static __always_inline bool rslub_charged(gfp_t gfp)
 static __always_inline bool rslub_alloc_backed(struct kmem_cache *kc, gfp_t gfp)
 {
 	if (rslub_lookup(kc))
-		return !rslub_charged(gfp) && !rslub_passing();
+		return !rslub_charged(gfp);
 	if (unlikely(READ_ONCE(rslub_nwatched)))
 		rslub_watch_check(kc);
 	rslub_sight_check(kc);
@@ -1214,17 +1053,6 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 				!(READ_ONCE(rslub_destroy_task) == current &&
 				  READ_ONCE(rslub_destroy_kc) == ARGP(0)),
 				rslub_r_destroy);
-#ifdef CONFIG_KASAN
-	if (RSLUB_AT(ip, mempool_alloc_slab))
-		return RSLUB_TO(alloc, rslub_r_mempool_alloc_slab);
-	if (RSLUB_AT(ip, mempool_free))
-		/* The pool first: a page pool's elements are struct pages, not addresses. */
-		return RSLUB_TO(ARGP(0) && rslub_slab_pool(ARGP(1)) && rslub_foreign(ARGP(0)),
-				rslub_r_mempool_free);
-	if (RSLUB_AT(ip, mempool_free_bulk))
-		return RSLUB_TO(rslub_slab_pool(ARGP(0)) && rslub_any_foreign((unsigned int)ARG(2), ARGP(1)),
-				rslub_r_mempool_free_bulk);
-#endif
 	return 0;
 }
 
@@ -1373,7 +1201,7 @@ static __always_inline void *rslub_kmalloc_get(size_t size, kmem_buckets *b, gfp
 					       struct rslub_backing **held)
 {
 	*held = NULL;
-	if (!rslub_kmalloc_size_ok(size, flags) || rslub_passing())
+	if (!rslub_kmalloc_size_ok(size, flags))
 		return NULL;
 	if (unlikely(b)) {
 		*held = rslub_get((*b)[rslub_kmalloc_index(size)]);
@@ -1391,8 +1219,7 @@ static __always_inline bool rslub_kmalloc_served(size_t size, kmem_buckets *b, g
 	if (unlikely(b))
 		/* An ordinary cache: looked up, or sighted, as kmem_cache_alloc()'s. */
 		return rslub_alloc_backed((*b)[rslub_kmalloc_index(size)], flags);
-	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index(size)]) &&
-	       !rslub_passing();
+	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index(size)]);
 }
 
 /*
@@ -1404,7 +1231,7 @@ static __always_inline void *rslub_kmalloc_class_of(struct kmem_cache *s, gfp_t 
 {
 	unsigned int i, t;
 
-	if (unlikely(!s) || rslub_charged(flags) || rslub_passing())
+	if (unlikely(!s) || rslub_charged(flags))
 		return NULL;
 	i = rslub_kmalloc_index(s->object_size);
 	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
@@ -1515,34 +1342,6 @@ static notrace void *rslub_r_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, to
 	return n;
 }
 
-#ifdef CONFIG_KASAN
-/*
- * A kmalloc pool's allocation under KASAN: the kernel's object, as for a slab pool's
- * (see "Mempools under KASAN" above); mempool_kmalloc() is kmalloc() of the pool's size.
- */
-static notrace void *rslub_r_mempool_kmalloc(gfp_t gfp, void *pool_data)
-{
-	void *p;
-	int slot;
-
-	if (rslub_passing())
-		return kmalloc_noprof((size_t)pool_data, gfp);
-	while ((slot = rslub_pass_mark()) < 0) {
-		if (!gfpflags_allow_blocking(gfp) || (gfp & __GFP_NORETRY))
-			return NULL;
-		rslub_hold();
-		msleep(1);
-		rslub_release();
-	}
-	p = kmalloc_noprof((size_t)pool_data, gfp);
-	rslub_pass_unmark(slot);
-	return p;
-}
-
-#define RSLUB_KMALLOC_HOOKED_KASAN(X) X(mempool_kmalloc)
-#else
-#define RSLUB_KMALLOC_HOOKED_KASAN(X)
-#endif
 
 /* The kmalloc entry points, most called first. */
 #define RSLUB_KMALLOC_HOOKED(X)						\
@@ -1552,8 +1351,7 @@ static notrace void *rslub_r_mempool_kmalloc(gfp_t gfp, void *pool_data)
 	X(__kmalloc_node_noprof)					\
 	X(__kmalloc_cache_node_noprof)					\
 	X(__kvmalloc_node_noprof)					\
-	X(kvrealloc_node_align_noprof)					\
-	RSLUB_KMALLOC_HOOKED_KASAN(X)
+	X(kvrealloc_node_align_noprof)
 
 #define RSLUB_NR_KMALLOC_HOOKED (0 RSLUB_KMALLOC_HOOKED(RSLUB_ONE))
 
@@ -1604,10 +1402,6 @@ static __always_inline unsigned long rslub_kmalloc_target(unsigned long ip,
 		return RSLUB_TO(ARG(2 + RSLUB_T) <= PAGE_SIZE &&
 				rslub_kmalloc_served(ARG(1), NULL, ARG(3 + RSLUB_T), RSLUB_TOKEN(2)),
 				rslub_r_kvrealloc);
-#ifdef CONFIG_KASAN
-	if (RSLUB_AT(ip, mempool_kmalloc))
-		return (unsigned long)rslub_r_mempool_kmalloc;
-#endif
 	return 0;
 }
 
@@ -1719,10 +1513,6 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 	ret = rslub_ops_register(&rslub_kmalloc_ops, fns, RSLUB_NR_KMALLOC_HOOKED, "kmalloc");
 	if (ret)
 		goto out;
-#ifdef CONFIG_KASAN
-	/* As in rslub_hook_init(), for a task between mempool_kmalloc() and its kmalloc(). */
-	synchronize_rcu_tasks();
-#endif
 	return 0;
 out:
 	ftrace_free_filter(&rslub_kmalloc_ops);
@@ -2026,15 +1816,6 @@ int rslub_hook_init(void)
 		}
 	}
 	rslub_direct_used = direct;
-#ifdef CONFIG_KASAN
-	/*
-	 * A task preempted in the kernel's mempool_alloc_slab(), between its call site and
-	 * its tail call of kmem_cache_alloc(), was not marked: once the cache is backed its
-	 * allocation would bring an rslub object into a pool. Such a task has not slept
-	 * voluntarily since: RCU Tasks waits for it, before anything is backed.
-	 */
-	synchronize_rcu_tasks();
-#endif
 	/* rmmod must wait until nothing is backed and no backed object is alive. */
 	__module_get(THIS_MODULE);
 	return 0;
@@ -2079,8 +1860,8 @@ void rslub_hook_quiesce(void)
 {
 	/*
 	 * After a failed load the loader frees the module whatever its count: a replacement
-	 * still sleeping with its own reference (a destroy of a cache found by name, a
-	 * mempool's allocation) must return first. After rmmod the count is 0 already.
+	 * still sleeping with its own reference (the kernel's function for a cache unbacked
+	 * meanwhile, a destroy of a cache found by name) must return first. After rmmod the count is 0 already.
 	 */
 	while (atomic_read(&rslub_holding))
 		msleep(1);
@@ -2236,16 +2017,6 @@ static const char *rslub_kc_refusal_common(struct kmem_cache *kc)
 	 */
 	if (IS_ENABLED(CONFIG_DEBUG_KMEMLEAK) && (kc->flags & SLAB_NOLEAKTRACE))
 		return "SLAB_NOLEAKTRACE: kmemleak's own objects must not be reported to kmemleak";
-#if defined(CONFIG_KASAN) && defined(CONFIG_NET)
-	/*
-	 * napi_skb_cache_put() and napi_skb_cache_get() call kasan_mempool_(un)poison_object()
-	 * on skbuff_head_cache objects, which dereference the object's struct slab: an rslub
-	 * object has none. Those are static functions of net/core/skbuff.c, inlined into their
-	 * callers, and mm/kasan has no ftrace call sites: nothing to route around them.
-	 */
-	if (kc == net_hotdata.skbuff_cache)
-		return "KASAN is on, and the napi skb cache poisons these objects through their struct slab, which rslub objects have not";
-#endif
 	return NULL;
 }
 
