@@ -89,7 +89,9 @@ impl Shadow {
                 layout.typesafe_by_rcu,
                 layout.reclaim_account,
                 layout.hwcache_align,
-                layout.debug & crate::layout::RED_ZONE != 0,
+                // Owner records after the object too: the kernel's ksize() then stops
+                // at the object (SLAB_STORE_USER would have it read them as its tracks).
+                layout.debug & (crate::layout::RED_ZONE | crate::layout::STORE_USER) != 0,
                 layout.debug & crate::layout::POISON != 0,
             )
         };

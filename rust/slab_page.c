@@ -86,10 +86,10 @@ static void **rslub_shadow_owner_word(struct kmem_cache *kc)
  * Takes a slot for an rslub cache and fills its shadow; NULL if every slot is taken.
  * @size is the stride, @offset the free pointer's offset, @inuse the object's end with
  * its free pointer; @typesafe, @reclaim: SLAB_TYPESAFE_BY_RCU, SLAB_RECLAIM_ACCOUNT.
- * @red_zone, @poison: the debug cache's red zone after each object and poisoning, as
- * SLAB_RED_ZONE and SLAB_POISON, and under KASAN its red zone as SLAB_KASAN, so that
- * ksize() through the kernel's function (mm/slub.c's slab_ksize()) is the object's size,
- * as rslub's own is, not the stride with its red zone; with no left red zone
+ * @red_zone, @poison: the debug cache's red zone (or owner records) after each object
+ * and poisoning, as SLAB_RED_ZONE and SLAB_POISON, and under KASAN its red zone as
+ * SLAB_KASAN, so that ksize() through the kernel's function (mm/slub.c's slab_ksize())
+ * is the object's size, as rslub's own is, not the stride; with no left red zone
  * (red_left_pad 0) they move no object's start. The usercopy window is the whole object
  * until rslub_shadow_set_usercopy(); the owner is set by rslub_shadow_own(), before the
  * cache makes its first slab.

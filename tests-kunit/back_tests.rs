@@ -552,7 +552,8 @@ mod tests {
         dirty(p);
         // SAFETY: `q` is live and not used by anything else: filled, then read back.
         unsafe { core::ptr::write_bytes(q as *mut u8, 0x5a, SIZE as usize) };
-        // SAFETY: a live object of `kc`; krealloc() to less than its size keeps it.
+        // SAFETY: a live object of `kc`; krealloc() to less than its size keeps it (and
+        // under KASAN marks the rest of it as red zone, which nothing reads here).
         let (ks, re) = unsafe { ksize_krealloc_skipped(p, SIZE as usize / 2) }.expect("a tracer");
         assert_eq!((ks, re), (SIZE as usize, p));
         assert!(rslub_owns(p));

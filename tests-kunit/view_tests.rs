@@ -16,7 +16,10 @@ mod tests {
         gfp::Gfp,
         layout, mm,
         registry::Cache,
-        test_shim::{bvec_get_put, kmem_dump_obj, nearest_obj, on_slab_page, slab_view},
+        test_shim::{
+            bvec_get_put, kmem_dump_obj, ksize_krealloc_skipped, nearest_obj, on_slab_page,
+            slab_view,
+        },
     };
     use core::ptr;
 
@@ -110,5 +113,36 @@ mod tests {
         c.shrink();
         assert_eq!(slabs(&c), 0);
         assert!(c.destroy().is_ok());
+    }
+
+    /// The kernel's own `ksize()` of an rslub object (where ftrace skips rslub's hook) is
+    /// what SLUB's would be for a cache of that layout: the stride for a plain cache, the
+    /// object's size where the stride holds more than the object may spill into (a red
+    /// zone, poison, owner records, KASAN's red zone); and its `krealloc()` to the same
+    /// size keeps the object.
+    #[test]
+    fn the_kernels_ksize_of_an_object_is_its_size_with_any_debug_layout() {
+        for flags in [
+            0,
+            layout::STORE_USER,
+            layout::RED_ZONE,
+            layout::POISON,
+            layout::SANITY | layout::RED_ZONE | layout::POISON | layout::STORE_USER,
+        ] {
+            let c = Cache::create(&crate::cache::CacheArgs {
+                flags,
+                ..args(c"rslub_test_view_ksize", 100)
+            })
+            .expect("cache");
+            let l = *c.layout();
+            let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+            // SAFETY: a live object of `c`, kept in place (the same size), freed below.
+            let (ks, re) = unsafe { ksize_krealloc_skipped(p, 100) }.expect("a tracer");
+            let spill = flags != 0 || cfg!(CONFIG_KASAN);
+            assert_eq!(ks, if spill { 100 } else { l.size as usize });
+            assert_eq!(re, p);
+            free_all(&c, &[p]);
+            assert!(c.destroy().is_ok());
+        }
     }
 }
