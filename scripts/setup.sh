@@ -19,7 +19,7 @@ note() { did=1; log "$*"; }
 PKGS=(clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc cpio kmod libelf-dev
       libssl-dev busybox-static python3 python3-venv rsync xz-utils
       rustc-web rust-web-src rust-web-clippy rustfmt-web
-      rt-tests stress-ng)
+      rt-tests stress-ng fio)
 
 apt_sources() {
 	local src=/etc/apt/sources.list.d/rslub.sources pref=/etc/apt/preferences.d/rslub
