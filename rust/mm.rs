@@ -365,6 +365,38 @@ pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
     }
 }
 
+/// The slab metadata of the slab page holding `addr` if that page's cache is `shadow`
+/// (an object of the cache whose [`Shadow`] is at `shadow`): [`owning_cache`] and
+/// [`slab_of`] from one head page, as the free slow path asks both.
+///
+/// # Safety
+///
+/// `addr` must be a direct-map address (of any page).
+#[inline(always)]
+pub(crate) unsafe fn slab_if_of(addr: *const u8, shadow: *const u8) -> Option<*mut Slab> {
+    // SAFETY: `addr` is in the direct map (caller), so its page and that page's head are
+    // valid `struct page`s; `slab_cache` is `compound_info`'s word, plain, and the slab
+    // pointer is read only from a slab page of `shadow`'s cache, where it is set.
+    unsafe {
+        let head = head_of(page_of(addr));
+        let cache = core::ptr::read_volatile(
+            &raw const (*head).__bindgen_anon_1.__bindgen_anon_3.compound_info,
+        ) as usize;
+        if cache != shadow as usize {
+            return None;
+        }
+        Some(
+            (*head)
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .lru
+                .prev
+                .cast::<Slab>(),
+        )
+    }
+}
+
 /// The cache of the slab page holding `addr` (its head page's `slab_cache`), which for a
 /// slab of rslub is its cache's [`Shadow`]; for any other page, a word that no shadow of
 /// a live cache's equals. Nothing read is followed.

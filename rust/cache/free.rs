@@ -179,12 +179,12 @@ impl CacheCore {
     ///
     /// As for [`CacheCore::free`].
     unsafe fn free_to_slab(&self, object: *mut u8) {
-        if !self.owns(object) {
+        // SAFETY: A pointer passed to free is a direct-map address (an object of some
+        // slab, by the caller's contract); its slab is read only if the page is one of
+        // this cache's.
+        let Some(slab) = (unsafe { mm::slab_if_of(object, self.shadow.as_ptr()) }) else {
             return self.foreign_free(object);
-        }
-        // SAFETY: `object` lies on a slab page of this cache (checked), so the page holds
-        // its slab.
-        let slab = unsafe { mm::slab_of(object) };
+        };
         self.stat(Stat::FreeSlow);
         // SAFETY: One object is a chain of one.
         unsafe { self.free_chain(slab, object, object, 1) }
@@ -528,13 +528,13 @@ impl CacheCore {
                 self.foreign_free(first);
                 continue;
             }
-            // Chain the run of objects of the same slab in front of `first`.
+            // Chain the run of objects of the same slab in front of `first`: those in its
+            // naturally aligned block of pages (a null entry ends the run).
+            // SAFETY: `first` lies on a slab page of this cache (checked), which holds its
+            // slab, live while the caller owns `first`.
+            let outside = !(unsafe { (*slab).span() } - 1);
+            let of_slab = |o: *mut u8| !o.is_null() && (o as usize ^ first as usize) & outside == 0;
             let (mut head, mut count) = (first, 1u32);
-            let of_slab = |o: *mut u8| {
-                // SAFETY: The caller guarantees live objects of this cache; a null entry
-                // (ending the run) is not looked into.
-                !o.is_null() && unsafe { mm::slab_of(o) } == slab
-            };
             while i < objects.len() && of_slab(objects[i]) {
                 // SAFETY: The caller owns `objects[i]`.
                 unsafe { self.fp.set(objects[i], head) };
@@ -582,6 +582,10 @@ impl CacheCore {
             }
             // SAFETY: The caller owns `tail`, an object of `slab`.
             unsafe { self.fp.set(tail, ptr::null_mut()) };
+            // The objects of `slab` are those in its naturally aligned block of pages.
+            // SAFETY: `tail` is an object of this cache (checked, or on this CPU's active
+            // slab), so `slab` is its live slab.
+            let outside = !(unsafe { (*slab).span() } - 1);
             let (mut head, mut count) = (tail, 1u32);
             // `objects[same..size]` are chained already; the rest is `objects[..same]`.
             let mut same = size;
@@ -589,8 +593,7 @@ impl CacheCore {
             while size > 0 {
                 size -= 1;
                 let object = objects[size];
-                // SAFETY: As above, for each object.
-                if !object.is_null() && unsafe { mm::slab_of(object) } == slab {
+                if !object.is_null() && (object as usize ^ tail as usize) & outside == 0 {
                     // SAFETY: The caller owns `object`, an object of `slab`.
                     unsafe { self.fp.set(object, head) };
                     head = object;
