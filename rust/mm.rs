@@ -4,16 +4,17 @@
 //! O(1) way back from an object address to its slab.
 //!
 //! A slab is `2^order` pages from `alloc_pages()` or `__alloc_pages_node()`, one compound
-//! block (`__GFP_COMP`) whose head's reference count is frozen at 0 while rslub holds it,
-//! typed `PGTY_slab`: to the rest of the kernel a slab page as SLUB's are
+//! block (`__GFP_COMP`) whose head's reference count is frozen at 0 while rslub holds it
+//! (an order-0 slab keeps the count 1 it was allocated with, see [`SlabPages`]), typed
+//! `PGTY_slab`: to the rest of the kernel a slab page as SLUB's are
 //! (`rust/slab_page.c` says what it reads of one, and how rslub answers). The head page's
 //! `struct slab` points at the cache's [`Shadow`], a `struct kmem_cache` describing its
 //! objects, and its `slab_list.next` (`struct page`'s `lru.prev`, which only mm/slub.c
 //! reads of a slab) at the slab's metadata. [`slab_of`] therefore finds a slab from any
 //! address inside it with the direct-map arithmetic of `virt_to_page()`, the head page
 //! from the page's `compound_info` (as `compound_head()`), and one load, and no call;
-//! [`owning_cache`] reads the head's cache, which the free slow path compares with its
-//! own shadow, following no pointer.
+//! [`slab_if_of`] reads the head's cache, which the free slow path compares with its
+//! own shadow, following no pointer, and its slab.
 use crate::shim;
 use crate::{gfp::Gfp, layout::Layout, slab::Slab};
 use core::{ffi::c_void, ptr::NonNull};
@@ -161,10 +162,23 @@ pub(crate) fn exit() {
 
 /// `2^order` contiguous pages owned by rslub.
 ///
+/// A compound block's count is frozen at 0, as 7.3's SLUB leaves its slabs: a tail page
+/// is no slab page to `PageSlab()`, so `sendpage_ok()` refuses it for its count of 0
+/// only, and `get_page()` (which warns on slab pages), `iov_iter` and speculative lookups
+/// (`folio_try_get()`) take no reference on it. An order-0 slab keeps the count 1 it was
+/// allocated with, as 6.12's slabs: `PageSlab()` answers for every use of its one page,
+/// and the count is what `page_is_unmovable()` reads of a page that is not compound, so
+/// that memory offlining of a block holding one fails at once ("unmovable"), where a count
+/// of 0 (7.3's SLUB) has it taken for free and `offline_pages()` retry until a signal.
+/// A speculative reference taken on it meanwhile (a pfn walker's `folio_try_get()`,
+/// dropped with `folio_put()`) delays the page's return to the page allocator to its
+/// holder's last put (Documentation/design.rst says what `put_page()` does instead).
+///
 /// # Invariants
 ///
 /// `page` is the head of `2^order` pages allocated (compound if `order` > 0) from the
-/// page allocator, not yet freed, its count frozen at 0; `addr` is their direct-map
+/// page allocator, not yet freed, its count frozen at 0 if `order` > 0 (holding our
+/// reference if `order` is 0); `addr` is their direct-map
 /// address; `pfmemalloc` is `page_is_pfmemalloc()` of `page` when it was allocated. While
 /// [`SlabPages::set_owner`] has made them a slab page, their head is typed `PGTY_slab`.
 pub(crate) struct SlabPages {
@@ -198,7 +212,7 @@ impl SlabPages {
         let page = loop {
             let page = NonNull::new(shim::alloc_slab_pages(node, gfp.raw(), order))?;
             // SAFETY: The head of a block just allocated, not freed.
-            if unsafe { shim::page_freeze(page) } {
+            if order == 0 || unsafe { shim::page_freeze(page) } {
                 break page;
             }
             // A speculative reference (a lookup that saw the page before it was freed)
@@ -210,8 +224,8 @@ impl SlabPages {
         };
         let addr = shim::page_address(page);
         shim::account_slab(page, order, reclaimable, 1);
-        // INVARIANT: `page` was just allocated with `order`, compound, and frozen; `addr`
-        // is its address.
+        // INVARIANT: `page` was just allocated with `order`, compound and frozen if
+        // `order` > 0; `addr` is its address.
         Some(Self {
             page,
             addr,
@@ -233,12 +247,13 @@ impl SlabPages {
         // SAFETY: The first page of a block the caller allocated; with the count 1 the
         // caller guarantees, a speculative reference is dropped soon, and the test that
         // gives the pages runs in process context.
-        while !unsafe { shim::page_freeze(page) } {
+        while order > 0 && !unsafe { shim::page_freeze(page) } {
             kernel::processor::cpu_relax();
         }
         let addr = shim::page_address(page);
         shim::account_slab(page, order, false, 1);
-        // INVARIANT: the caller gives up `page`, the head of `2^order` pages, frozen.
+        // INVARIANT: the caller gives up `page`, the head of `2^order` pages, frozen if
+        // `order` > 0, its reference ours if 0.
         Self {
             page,
             addr,
@@ -270,10 +285,10 @@ impl SlabPages {
 
     /// Makes the pages a slab page of the cache `shadow` describes, holding `objects`
     /// objects, its metadata at `meta` (for [`slab_of`]), with `shadow` as its cache (for
-    /// [`owning_cache`] and the kernel's readers).
+    /// [`slab_if_of`] and the kernel's readers).
     pub(crate) fn set_owner(&mut self, meta: *const u8, shadow: *const u8, objects: u32) {
-        // SAFETY: By the type invariant `page` is the head of our frozen block, not yet a
-        // slab page; `shadow` is a live shadow (caller).
+        // SAFETY: By the type invariant `page` is the head of our block, not yet a slab
+        // page; `shadow` is a live shadow (caller).
         unsafe {
             ffi::rslub_slab_page_set(
                 self.page.as_ptr().cast(),
@@ -291,12 +306,15 @@ impl Drop for SlabPages {
         // again (if it was a slab page), as the page allocator expects it.
         unsafe { ffi::rslub_slab_page_clear(self.page.as_ptr().cast()) };
         shim::account_slab(self.page, self.order, self.reclaimable, -1);
-        // SAFETY: By the type invariant `page` is frozen by `shim::page_freeze` and not
-        // unfrozen since.
-        unsafe { shim::page_unfreeze(self.page) };
-        // SAFETY: By the type invariant `page` was allocated with `order` and not freed;
-        // this value is being dropped, so rslub refers to the pages no more, and a stray
-        // reference that `page_unfreeze` found keeps the block until it is put.
+        if self.order > 0 {
+            // SAFETY: By the type invariant `page` is frozen by `shim::page_freeze` (its
+            // order is above 0) and not unfrozen since.
+            unsafe { shim::page_unfreeze(self.page) };
+        }
+        // SAFETY: By the type invariant `page` was allocated with `order` and not freed,
+        // and holds our reference; this value is being dropped, so rslub refers to the
+        // pages no more, and a speculative or stray reference keeps the block until it is
+        // put.
         unsafe { bindings::__free_pages(self.page.as_ptr(), self.order) };
     }
 }
@@ -366,8 +384,11 @@ pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
 }
 
 /// The slab metadata of the slab page holding `addr` if that page's cache is `shadow`
-/// (an object of the cache whose [`Shadow`] is at `shadow`): [`owning_cache`] and
-/// [`slab_of`] from one head page, as the free slow path asks both.
+/// (an object of the cache whose [`Shadow`] is at `shadow`): its head page's `slab_cache`
+/// and [`slab_of`] from one head page, as the free slow path asks both. `None` also for a
+/// page that rslub gave back but a speculative reference still holds
+/// (`rslub_slab_page_clear()` leaves its cache, and clears the metadata pointer): a stale
+/// pointer into it is no object.
 ///
 /// # Safety
 ///
@@ -385,32 +406,13 @@ pub(crate) unsafe fn slab_if_of(addr: *const u8, shadow: *const u8) -> Option<*m
         if cache != shadow as usize {
             return None;
         }
-        Some(
-            (*head)
-                .__bindgen_anon_1
-                .__bindgen_anon_1
-                .__bindgen_anon_1
-                .lru
-                .prev
-                .cast::<Slab>(),
-        )
-    }
-}
-
-/// The cache of the slab page holding `addr` (its head page's `slab_cache`), which for a
-/// slab of rslub is its cache's [`Shadow`]; for any other page, a word that no shadow of
-/// a live cache's equals. Nothing read is followed.
-///
-/// # Safety
-///
-/// `addr` must be a direct-map address (of any page).
-#[inline(always)]
-pub(crate) unsafe fn owning_cache(addr: *const u8) -> usize {
-    // SAFETY: `addr` is in the direct map (caller), so its page and that page's head are
-    // valid `struct page`s; `slab_cache` is `compound_info`'s word, plain.
-    unsafe {
-        let head = head_of(page_of(addr));
-        core::ptr::read_volatile(&raw const (*head).__bindgen_anon_1.__bindgen_anon_3.compound_info)
-            as usize
+        let slab = (*head)
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .__bindgen_anon_1
+            .lru
+            .prev
+            .cast::<Slab>();
+        (!slab.is_null()).then_some(slab)
     }
 }

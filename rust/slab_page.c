@@ -10,8 +10,10 @@
  * /proc/kpageflags (Documentation/backing.rst, "The slab page view", lists every site).
  * So an rslub slab is what a SLUB slab is to them:
  *
- *  - a compound block of 2^order pages (__GFP_COMP), its count frozen at 0, its head
- *    typed PGTY_slab; the tail pages are left as the page allocator made them;
+ *  - a compound block of 2^order pages (__GFP_COMP), its count frozen at 0 (an order-0
+ *    slab keeps its count of 1, as 6.12's, so that memory offlining finds it unmovable:
+ *    rust/mm.rs, SlabPages), its head typed PGTY_slab; the tail pages are left as the
+ *    page allocator made them;
  *  - struct slab over the head page: slab_cache points at the cache's shadow (below),
  *    objects is the slab's object count, obj_exts 0 (no memcg vector: rslub charges
  *    nothing), mapping NULL; slab_list.next holds rslub's own metadata (a Slab,
@@ -178,7 +180,7 @@ void rslub_shadow_put(struct kmem_cache *kc)
 }
 
 /*
- * Makes @head, the head of a slab's pages (frozen, not yet used), a slab page of the
+ * Makes @head, the head of a slab's pages (not yet used), a slab page of the
  * cache @kc stands for, holding @objects objects, its metadata at @meta.
  */
 void rslub_slab_page_set(struct page *head, struct kmem_cache *kc, void *meta,
@@ -201,7 +203,9 @@ void rslub_slab_page_set(struct page *head, struct kmem_cache *kc, void *meta,
 /*
  * Undoes rslub_slab_page_set(): @head is a plain page again, for the page allocator.
  * slab_cache stays (the page allocator overwrites it, as it does SLUB's), so that a
- * racing reader that saw the type still reads a cache.
+ * racing reader that saw the type still reads a cache; the metadata pointer does not,
+ * so that rslub takes a stale pointer into pages a speculative reference still holds
+ * for no object of that cache (rust/mm.rs, slab_if_of()).
  */
 void rslub_slab_page_clear(struct page *head)
 {

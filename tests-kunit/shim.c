@@ -144,6 +144,11 @@ bool rslub_test_tainted_warn(void);
 ssize_t rslub_test_read_file(const char *path, char *buf, size_t len);
 ssize_t rslub_test_write_file(const char *path, const char *buf, size_t len);
 u8 rslub_test_read_byte(const void *p);
+bool rslub_test_page_try_get(const void *obj);
+void rslub_test_page_put(const void *obj);
+struct page *rslub_test_take_memory_block(unsigned long *nr);
+void rslub_test_free_range(struct page *first, unsigned long nr);
+int rslub_test_offline_block(struct page *page, unsigned int secs, bool *spun);
 bool rslub_test_log_has(const char *first, const char *next);
 unsigned long rslub_test_alloc_hidden(struct kmem_cache *kc, bool link);
 
@@ -1317,3 +1322,149 @@ int rslub_test_bvec_get_put(void *obj, size_t len, int *counts, int max)
 			put_page(pages[i]);
 	return n;
 }
+
+/*
+ * A speculative reference on the page of @obj, as a pfn walker takes one (compaction,
+ * memory failure, page_idle: folio_try_get()); false when the count is 0 (frozen).
+ */
+bool rslub_test_page_try_get(const void *obj)
+{
+	return folio_try_get(page_folio(virt_to_page(obj)));
+}
+
+/* Puts what rslub_test_page_try_get() took (folio_put(): the last put frees the page). */
+void rslub_test_page_put(const void *obj)
+{
+	folio_put(page_folio(virt_to_page(obj)));
+}
+
+#if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_CONTIG_ALLOC)
+#include <linux/memory.h>
+#include <linux/sched/signal.h>
+
+/*
+ * A whole memory block (memory_block_size_bytes(), naturally aligned) taken from the
+ * page allocator with alloc_contig_pages(): nothing unmovable was in it, its movable
+ * pages were migrated out, and each page is now ours (count 1), to free with
+ * rslub_test_free_range(). NULL if no block could be taken; *nr is its pages.
+ */
+struct page *rslub_test_take_memory_block(unsigned long *nr)
+{
+	*nr = memory_block_size_bytes() >> PAGE_SHIFT;
+	return alloc_contig_pages(*nr, GFP_KERNEL | __GFP_NOWARN, numa_node_id(), NULL);
+}
+
+/* Frees @nr pages from @first, taken by rslub_test_take_memory_block(). */
+void rslub_test_free_range(struct page *first, unsigned long nr)
+{
+	if (nr)
+		free_contig_range(page_to_pfn(first), nr);
+}
+
+struct rslub_test_offline {
+	char path[64];
+	const char *state;
+	ssize_t ret;
+	struct completion done;
+};
+
+/* Writes o->state to the memory block's state file, as a user's echo does. */
+static ssize_t rslub_test_block_state(struct rslub_test_offline *o)
+{
+	/*
+	 * Through a mount of sysfs of our own: a kernel thread's root is the initial
+	 * rootfs, where nothing is mounted on /sys (as rslub_test_open_debugfs()).
+	 */
+	struct file_system_type *t = get_fs_type("sysfs");
+	struct vfsmount *mnt;
+	struct file *f;
+	ssize_t n;
+
+	if (!t)
+		return -ENODEV;
+	mnt = vfs_kern_mount(t, SB_KERNMOUNT, "sysfs", NULL);
+	if (IS_ERR(mnt))
+		return PTR_ERR(mnt);
+	f = file_open_root_mnt(mnt, o->path, O_WRONLY, 0);
+	mntput(mnt);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	for (;;) {
+		loff_t pos = 0;
+
+		n = kernel_write(f, o->state, strlen(o->state), &pos);
+		/*
+		 * The device hotplug lock was taken: lock_device_hotplug_sysfs() asks for
+		 * the write to be restarted (restart_syscall() marks a signal pending, with
+		 * none queued), as the system call would be. Not after a real signal.
+		 */
+		if (n != -ERESTARTNOINTR || fatal_signal_pending(current))
+			break;
+		flush_signals(current);
+	}
+	filp_close(f, NULL);
+	return n;
+}
+
+static int rslub_test_offline_fn(void *arg)
+{
+	struct rslub_test_offline *o = arg;
+
+	/* offline_pages() retries until a signal is pending: let one in. */
+	allow_signal(SIGKILL);
+	o->ret = rslub_test_block_state(o);
+	complete(&o->done);
+	return 0;
+}
+
+/*
+ * Offlines the memory block holding @page as `echo offline > .../memoryN/state` does
+ * (drivers/base/memory.c, then offline_pages()), from a kernel thread, and waits @secs
+ * seconds for the write to return. If it has not, offline_pages() is retrying (it does
+ * until a signal comes): *spun is set, the thread gets SIGKILL and is waited for. A
+ * block that went offline is onlined again. Returns what the write returned: its length
+ * if the block went offline, -EBUSY if something in it is unmovable, -EINTR if it spun.
+ */
+int rslub_test_offline_block(struct page *page, unsigned int secs, bool *spun)
+{
+	struct rslub_test_offline o = { .state = "offline" };
+	unsigned long id = PFN_PHYS(page_to_pfn(page)) / memory_block_size_bytes();
+	struct task_struct *t;
+
+	init_completion(&o.done);
+	snprintf(o.path, sizeof(o.path), "devices/system/memory/memory%lu/state", id);
+	t = kthread_create(rslub_test_offline_fn, &o, "rslub_offline");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	get_task_struct(t);
+	wake_up_process(t);
+	*spun = !wait_for_completion_timeout(&o.done, secs * HZ);
+	if (*spun) {
+		send_sig(SIGKILL, t, 1);
+		wait_for_completion(&o.done);
+	}
+	put_task_struct(t);
+	if (o.ret > 0) {
+		o.state = "online";
+		WARN_ON(rslub_test_block_state(&o) < 0);
+		return (int)strlen("offline");
+	}
+	return o.ret;
+}
+#else
+struct page *rslub_test_take_memory_block(unsigned long *nr)
+{
+	*nr = 0;
+	return NULL;
+}
+
+void rslub_test_free_range(struct page *first, unsigned long nr)
+{
+}
+
+int rslub_test_offline_block(struct page *page, unsigned int secs, bool *spun)
+{
+	*spun = false;
+	return -EOPNOTSUPP;
+}
+#endif

@@ -184,6 +184,15 @@ mod ffi {
         pub(super) fn rslub_test_memcg_usage(m: *mut c_void) -> usize;
         pub(super) fn rslub_test_kmem_cache_charge(obj: *mut c_void, gfp: u32) -> bool;
         pub(super) fn rslub_test_read_byte(p: *const c_void) -> u8;
+        pub(super) fn rslub_test_page_try_get(obj: *const c_void) -> bool;
+        pub(super) fn rslub_test_page_put(obj: *const c_void);
+        pub(super) fn rslub_test_take_memory_block(nr: *mut usize) -> *mut c_void;
+        pub(super) fn rslub_test_free_range(first: *mut c_void, nr: usize);
+        pub(super) fn rslub_test_offline_block(
+            page: *mut c_void,
+            secs: u32,
+            spun: *mut bool,
+        ) -> c_int;
         pub(super) fn rslub_test_log_has(
             first: *const kernel::ffi::c_char,
             next: *const kernel::ffi::c_char,
@@ -288,6 +297,91 @@ impl Drop for SplitBlock {
             // SAFETY: Page `i` is still the block's, a split page of its own.
             unsafe { ffi::rslub_test_free_page(self.first.add(i).as_ptr().cast()) };
         }
+    }
+}
+
+/// A speculative reference on the page of `addr` (`folio_try_get()`, as a pfn walker takes
+/// one): false if its count is 0 (frozen). Put it with [`page_put`].
+pub(crate) fn page_try_get(addr: usize) -> bool {
+    // SAFETY: `folio_try_get()` takes a reference only on a page whose count is not 0;
+    // `addr` is a direct-map address (caller), whose `struct page` always exists.
+    unsafe { ffi::rslub_test_page_try_get(addr as *const c_void) }
+}
+
+/// Puts a reference [`page_try_get`] took on the page of `addr`.
+///
+/// # Safety
+///
+/// The caller holds a reference on that page from [`page_try_get`], given up here.
+pub(crate) unsafe fn page_put(addr: usize) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_page_put(addr as *const c_void) }
+}
+
+/// A whole memory block (`memory_block_size_bytes()`) taken from the page allocator,
+/// nothing unmovable left in it (`alloc_contig_pages()`), each page ours (count 1):
+/// [`MemoryBlock::page`] hands pages out, [`MemoryBlock::release`] frees the rest.
+pub(crate) struct MemoryBlock {
+    first: NonNull<kernel::bindings::page>,
+    pages: usize,
+    /// Pages handed out, in ascending order (at most two).
+    given: KVec<usize>,
+    released: bool,
+}
+
+impl MemoryBlock {
+    /// Takes a block of this node (or another in its fallback order); `None` if the
+    /// kernel has no memory hot-remove, or no block could be emptied.
+    pub(crate) fn take() -> Option<Self> {
+        let mut pages = 0usize;
+        // SAFETY: `pages` is valid for a write.
+        let first = NonNull::new(unsafe { ffi::rslub_test_take_memory_block(&mut pages) })?;
+        Some(Self {
+            first: first.cast(),
+            pages,
+            given: KVec::new(),
+            released: false,
+        })
+    }
+
+    /// Gives up page `i` (pages are handed out in ascending order), a page of its own that
+    /// `__free_pages(page, 0)` frees.
+    pub(crate) fn page(&mut self, i: usize) -> NonNull<kernel::bindings::page> {
+        assert!(i < self.pages && self.given.last().is_none_or(|&g| g < i) && !self.released);
+        self.given.push(i, GFP_KERNEL).expect("memory");
+        // SAFETY: `i` is inside the block, whose `struct page`s are consecutive.
+        unsafe { self.first.add(i) }
+    }
+
+    /// Frees every page not handed out.
+    pub(crate) fn release(&mut self) {
+        if core::mem::replace(&mut self.released, true) {
+            return;
+        }
+        let mut from = 0;
+        for &g in Iterator::chain(self.given.iter(), core::iter::once(&self.pages)) {
+            // SAFETY: Pages `from..g` are the block's, not handed out.
+            unsafe { ffi::rslub_test_free_range(self.first.add(from).as_ptr().cast(), g - from) };
+            from = g + 1;
+        }
+    }
+
+    /// Writes `offline` to the block's state file from a kernel thread, interrupted if it
+    /// has not returned after `secs` seconds (`offline_pages()` retrying): what the write
+    /// returned (a block that went offline is onlined again), and whether it had to be
+    /// interrupted.
+    pub(crate) fn offline(&self, secs: u32) -> (i32, bool) {
+        let mut spun = false;
+        // SAFETY: The block's first page; `spun` is valid for a write.
+        let ret =
+            unsafe { ffi::rslub_test_offline_block(self.first.as_ptr().cast(), secs, &mut spun) };
+        (ret, spun)
+    }
+}
+
+impl Drop for MemoryBlock {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

@@ -12,16 +12,22 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_page_view)]
 mod tests {
     use crate::{
-        common::{alloc_n, args, free_all, slabs},
+        common::{alloc_n, args, free_all, pin, slabs, unpin},
         gfp::Gfp,
         layout, mm,
         registry::Cache,
         test_shim::{
             bvec_get_put, kmem_dump_obj, ksize_krealloc_skipped, nearest_obj, on_slab_page,
-            slab_view,
+            page_put, page_try_get, skip, slab_view, MemoryBlock,
         },
     };
     use core::ptr;
+
+    /// A slab page's count while rslub holds it: a compound slab's is frozen at 0 (7.3's
+    /// SLUB), an order-0 slab's is the 1 it was allocated with (6.12's; `rust/mm.rs`).
+    fn frozen_count(order: u32) -> i32 {
+        i32::from(order == 0)
+    }
 
     /// Every object of a cache whose slabs span several pages is on a slab page, whatever
     /// page of its slab it starts on; the kernel's view of it names the cache, its stride,
@@ -44,7 +50,7 @@ mod tests {
             let fallback = layout::get_order(u64::from(l.size));
             assert!(v.order == l.order || v.order == fallback);
             assert_eq!(v.objects, layout::order_objects(v.order, l.stride()));
-            assert_eq!(v.refcount, 0);
+            assert_eq!(v.refcount, frozen_count(v.order));
             assert!(!v.kmalloc);
             assert_eq!((p - v.base) % l.size as usize, 0);
             for inside in [p, p + 1, p + 2999] {
@@ -95,12 +101,13 @@ mod tests {
         // Every slab of the fallback order: no object across pages, but the pages still
         // taken and put.
         for &q in p.iter().chain(objs.iter().take(2)) {
+            let count = frozen_count(slab_view(q).expect("a slab page").order);
             for _ in 0..3 {
                 let counts = bvec_get_put(q, 3000);
                 assert!(!counts.is_empty());
-                assert!(counts.iter().all(|&n| n == 0));
+                assert!(counts.iter().all(|&n| n == count));
             }
-            assert_eq!(slab_view(q).expect("a slab page").refcount, 0);
+            assert_eq!(slab_view(q).expect("a slab page").refcount, count);
         }
         for &o in objs.iter() {
             // SAFETY: As above.
@@ -144,5 +151,117 @@ mod tests {
             free_all(&c, &[p]);
             assert!(c.destroy().is_ok());
         }
+    }
+
+    /// A speculative reference (`folio_try_get()`, as compaction, memory failure or
+    /// page_idle take on a pfn they walk) on an order-0 slab's page keeps the page from the
+    /// page allocator after rslub gave it back, until it is put. A stale pointer into that
+    /// page is then no object of the cache: a free of it, one at a time or in bulk under
+    /// either profile, is reported and frees nothing (its metadata pointer is cleared; the
+    /// cache it names is still the cache's), and the page is freed by the last put.
+    #[test]
+    fn a_stale_free_into_a_slab_page_held_by_a_reference_is_refused() {
+        use crate::{debug::Problem, params::Profile, test_shim::expect_reports};
+        // It provokes rslub's reports on purpose.
+        expect_reports(c"rslub_test_view_stale");
+        for (profile, bulk) in [
+            (Profile::Classic, false),
+            (Profile::Classic, true),
+            (Profile::Tuned, true),
+        ] {
+            let c = Cache::create(&args(c"rslub_test_view_stale", 64)).expect("cache");
+            c.set_profile(profile);
+            assert_eq!(c.layout().order, 0);
+            let objs = alloc_n(&c, 4, crate::cache::NO_NODE);
+            let p = objs[0];
+            assert!(page_try_get(p));
+            free_all(&c, &objs);
+            c.shrink();
+            assert_eq!(slabs(&c), 0);
+            // Given back, and held: a plain page again.
+            assert!(!on_slab_page(p));
+            if bulk {
+                let mut stale = [p as *mut u8];
+                // SAFETY: Deliberately no object of `c`: what is checked is the refusal,
+                // which touches nothing of the page (`init_on_free` is off here).
+                unsafe { c.free_bulk(&mut stale) };
+            } else {
+                // SAFETY: As above.
+                unsafe { c.free(ptr::NonNull::new(p as *mut u8).expect("non-null")) };
+            }
+            assert_eq!(c.last_error(), Some((Problem::NotASlab, p)));
+            // SAFETY: The reference taken above, put once.
+            unsafe { page_put(p) };
+            let again = alloc_n(&c, 4, crate::cache::NO_NODE);
+            free_all(&c, &again);
+            assert!(c.destroy().is_ok());
+        }
+    }
+
+    /// Memory offlining of a block holding rslub's slabs fails at once ("unmovable",
+    /// `EBUSY`) and leaves them intact. A compound slab is unmovable as SLUB's are; an
+    /// order-0 slab keeps its count of 1 (`rust/mm.rs`), so that `page_is_unmovable()`
+    /// does not take it for free, which would have `offline_pages()` isolate the block,
+    /// fail to migrate the slab and retry until a signal. The test takes a whole memory
+    /// block (nothing unmovable in it), lays two order-0 slabs of a cache in it, gives the
+    /// rest back (the slabs in its first page block, which isolation looks at first), and
+    /// writes `offline` to the block's state from a kernel thread that it interrupts if
+    /// the write has not returned within a minute (it returns at once). (Without the
+    /// count of 1 the test passes only if something unmovable lands in the block once
+    /// it is given back, before the write.)
+    #[test]
+    fn memory_offline_of_a_block_holding_slabs_fails_at_once() {
+        use crate::inject::{give_pages, take_back_pages};
+        if !cfg!(CONFIG_MEMORY_HOTREMOVE) || !cfg!(CONFIG_CONTIG_ALLOC) {
+            return skip(
+                c"needs memory hot-remove and alloc_contig_pages() (distro, debug kernels)",
+            );
+        }
+        // Two slabs for the objects below, made on this CPU.
+        pin(0);
+        let c = Cache::create(&args(c"rslub_test_view_offline", 64)).expect("cache");
+        let l = *c.layout();
+        assert_eq!(l.order, 0);
+        let id = c.id();
+        // A failed assertion ends the test without dropping what it holds: nothing may
+        // fail while the block is held (128 MiB), until `release`.
+        let Some(mut block) = MemoryBlock::take() else {
+            assert!(c.destroy().is_ok());
+            unpin();
+            return skip(c"no memory block could be emptied (alloc_contig_pages())");
+        };
+        // SAFETY: Two pages of the block, each a page of its own, given up by it.
+        unsafe { give_pages(id, 0, [block.page(0), block.page(1)]) };
+        // The cache's next two slabs: the given pages, taken before any others.
+        let objs = alloc_n(&c, 2 * l.objects as usize, crate::cache::NO_NODE);
+        let taken = take_back_pages();
+        block.release();
+        assert_eq!(taken, 2);
+        for (i, &o) in objs.iter().enumerate() {
+            // SAFETY: A live object of 64 bytes, ours.
+            unsafe { ptr::write_bytes(o as *mut u8, i as u8, 64) };
+        }
+        let (ret, spun) = block.offline(60);
+        if spun {
+            kernel::pr_err!(
+                "offlining the block went on until interrupted (offline_pages() retried)\n"
+            );
+        }
+        if ret != -(kernel::bindings::EBUSY as i32) {
+            kernel::pr_err!("offlining the block returned {ret}, not -EBUSY\n");
+        }
+        assert!(!spun);
+        assert_eq!(ret, -(kernel::bindings::EBUSY as i32));
+        for (i, &o) in objs.iter().enumerate() {
+            assert!(on_slab_page(o));
+            // SAFETY: As above.
+            let s = unsafe { core::slice::from_raw_parts(o as *const u8, 64) };
+            assert!(s.iter().all(|&b| b == i as u8));
+        }
+        free_all(&c, &objs);
+        c.shrink();
+        assert_eq!(slabs(&c), 0);
+        assert!(c.destroy().is_ok());
+        unpin();
     }
 }

@@ -190,17 +190,6 @@ impl CacheCore {
         unsafe { self.free_chain(slab, object, object, 1) }
     }
 
-    /// Whether `object` lies on a slab page of this cache ([`mm::owning_cache`]: its
-    /// cache is this cache's shadow): a pointer that is not an object of this cache never
-    /// reaches the fast path's commit (its slab is no active slab of this cache), so the
-    /// slow paths catch it here.
-    #[inline(always)]
-    pub(super) fn owns(&self, object: *const u8) -> bool {
-        // SAFETY: A pointer passed to free is a direct-map address (an object of some
-        // slab, by the caller's contract, which this checks without following anything).
-        unsafe { mm::owning_cache(object) == self.shadow.as_ptr() as usize }
-    }
-
     /// Frees `count` objects of `slab` chained from `head` to `tail` through their free
     /// pointers (the free pointer of `tail` is set here), with one update of the slab.
     /// The caller counts it (`free_slow`).
@@ -524,14 +513,15 @@ impl CacheCore {
                 fast += 1;
                 continue;
             }
-            if !self.owns(first) {
+            // SAFETY: As above.
+            let Some(slab) = (unsafe { mm::slab_if_of(first, self.shadow.as_ptr()) }) else {
                 self.foreign_free(first);
                 continue;
-            }
+            };
             // Chain the run of objects of the same slab in front of `first`: those in its
             // naturally aligned block of pages (a null entry ends the run).
-            // SAFETY: `first` lies on a slab page of this cache (checked), which holds its
-            // slab, live while the caller owns `first`.
+            // SAFETY: `first` lies on a slab page of this cache (checked), which holds
+            // `slab`, live while the caller owns `first`.
             let outside = !(unsafe { (*slab).span() } - 1);
             let of_slab = |o: *mut u8| !o.is_null() && (o as usize ^ first as usize) & outside == 0;
             let (mut head, mut count) = (first, 1u32);
@@ -572,13 +562,17 @@ impl CacheCore {
                 continue;
             }
             // SAFETY: The caller guarantees a live object of this cache.
-            let slab = unsafe { mm::slab_of(tail) };
+            let mut slab = unsafe { mm::slab_of(tail) };
             // The CPU's active slab is this cache's, unless there is none (`NO_SLAB`, 1,
             // which a stale pointer's page may hold: see `free_runs`).
             // SAFETY: See `cp`; no other reference to it is live here.
-            if (slab == NO_SLAB || slab != unsafe { (*cp).slab }) && !self.owns(tail) {
-                self.foreign_free(tail);
-                continue;
+            if slab == NO_SLAB || slab != unsafe { (*cp).slab } {
+                // SAFETY: As above.
+                let Some(own) = (unsafe { mm::slab_if_of(tail, self.shadow.as_ptr()) }) else {
+                    self.foreign_free(tail);
+                    continue;
+                };
+                slab = own;
             }
             // SAFETY: The caller owns `tail`, an object of `slab`.
             unsafe { self.fp.set(tail, ptr::null_mut()) };

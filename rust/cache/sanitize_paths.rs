@@ -46,19 +46,21 @@ impl CacheCore {
         if object.is_null() {
             return;
         }
-        if !self.owns(object) {
+        // SAFETY: A pointer passed to free is a direct-map address (an object of some
+        // slab, by the caller's contract), checked here without following anything.
+        let Some(slab) = (unsafe { mm::slab_if_of(object, self.shadow.as_ptr()) }) else {
             return self.foreign_free(object);
-        }
+        };
         // A `TYPESAFE_BY_RCU` cache's freed objects stay readable (as `kasan_slab_free()`
         // leaves them): never poisoned, so the shadow tells nothing of a double free
         // (SLUB's `CONFIG_SLUB_RCU_DEBUG`, which poisons them after a grace period, has
         // no counterpart in rslub).
         let poisons = sanitize::KASAN && !self.layout.typesafe_by_rcu;
         if sanitize::KASAN {
-            // SAFETY: `object` lies on a slab page of this cache (checked), so the page
-            // holds its slab, live while the object is allocated, or at least while
-            // the caller holds what it believes is one.
-            let s = unsafe { &*mm::slab_of(object) };
+            // SAFETY: `object` lies on a slab page of this cache (checked), which holds
+            // `slab`, live while the object is allocated, or at least while the caller
+            // holds what it believes is one.
+            let s = unsafe { &*slab };
             if self.object_index(s, object).is_none() {
                 return self.not_an_object(s, object);
             }
