@@ -337,10 +337,32 @@ fn page_of(addr: *const u8) -> *const bindings::page {
 /// `page` must be a valid `struct page`.
 #[inline(always)]
 unsafe fn head_of(page: *const bindings::page) -> *const bindings::page {
+    // SAFETY: `page` is a valid `struct page` (caller).
+    unsafe { head_from(page, compound_info(page)) }
+}
+
+/// The `compound_info` word of `page`: a tail's link to its head (bit 0 set), else, on a
+/// slab page, its `slab_cache`.
+///
+/// # Safety
+///
+/// `page` must be a valid `struct page`.
+#[inline(always)]
+unsafe fn compound_info(page: *const bindings::page) -> usize {
     // SAFETY: `page` is a valid `struct page` (caller); `compound_info` is a plain word.
-    let info = unsafe {
+    unsafe {
         core::ptr::read_volatile(&raw const (*page).__bindgen_anon_1.__bindgen_anon_3.compound_info)
-    } as usize;
+            as usize
+    }
+}
+
+/// [`head_of`] `page`, whose `compound_info` word is `info`.
+///
+/// # Safety
+///
+/// `page` must be a valid `struct page`, `info` its `compound_info` as just read.
+#[inline(always)]
+unsafe fn head_from(page: *const bindings::page, info: usize) -> *const bindings::page {
     // With the vmemmap optimisation of HugeTLB pages (and `struct page` of 64 bytes), a
     // tail's info is a mask that takes its address to its head's; otherwise it is the
     // head's address with bit 0 set. Bit 0 is clear on every other page.
@@ -399,10 +421,16 @@ pub(crate) unsafe fn slab_if_of(addr: *const u8, shadow: *const u8) -> Option<*m
     // valid `struct page`s; `slab_cache` is `compound_info`'s word, plain, and the slab
     // pointer is read only from a slab page of `shadow`'s cache, where it is set.
     unsafe {
-        let head = head_of(page_of(addr));
-        let cache = core::ptr::read_volatile(
-            &raw const (*head).__bindgen_anon_1.__bindgen_anon_3.compound_info,
-        ) as usize;
+        let page = page_of(addr);
+        let info = compound_info(page);
+        // A page that is no tail (an order-0 slab's, a slab's first) holds its cache in
+        // the word just read; a tail's head holds it.
+        let (head, cache) = if info & 1 == 0 {
+            (page, info)
+        } else {
+            let head = head_from(page, info);
+            (head, compound_info(head))
+        };
         if cache != shadow as usize {
             return None;
         }

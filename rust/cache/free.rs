@@ -492,6 +492,11 @@ impl CacheCore {
         // slow path below takes it too (for the CPU's partial list).
         let cp = self.cpu.this_cpu();
         let mut fast = 0u64;
+        // The CPU's active slab as last seen, and its block (a slab is a naturally aligned
+        // block of pages): an object is in it when its address differs from the block's
+        // only in the bits below the block's size, which needs no look at its page. With
+        // no active slab (`NO_SLAB`), a block no pointer is in (address 1, every bit).
+        let mut active = (NO_SLAB, 1usize, usize::MAX);
         let mut i = 0;
         while i < objects.len() {
             let first = objects[i];
@@ -499,15 +504,20 @@ impl CacheCore {
             if first.is_null() {
                 continue;
             }
-            // SAFETY: The caller guarantees a live object of this cache.
-            let slab = unsafe { mm::slab_of(first) };
             // SAFETY: See `cp`; no other reference to it is live here.
             let c = unsafe { &mut *cp };
-            // Not when the CPU has no active slab: `NO_SLAB` is 1, which the head page of
-            // a free order-1 block holds too (its order), so a stale pointer could match.
-            if slab == c.slab && slab != NO_SLAB {
-                // SAFETY: The caller owns `first`, an object of the CPU's active slab (a
-                // real slab: not `NO_SLAB`).
+            if c.slab != active.0 {
+                active = if c.slab == NO_SLAB {
+                    (NO_SLAB, 1, usize::MAX)
+                } else {
+                    // SAFETY: The CPU's active slab, live while it is (interrupts off).
+                    let s = unsafe { &*c.slab };
+                    (c.slab, s.base() as usize, !(s.span() - 1))
+                };
+            }
+            if (first as usize ^ active.1) & active.2 == 0 {
+                // SAFETY: The caller owns `first`, an object of this cache in the pages of
+                // the CPU's active slab.
                 unsafe { self.fp.set(first, c.freelist) };
                 c.freelist = first;
                 fast += 1;
