@@ -42,6 +42,7 @@ struct rslub_test_tick {
 };
 
 struct page *rslub_test_virt_to_page(const void *addr);
+unsigned long rslub_test_virt_to_pfn(const void *addr);
 int rslub_test_pin_current(int cpu);
 u64 rslub_test_now_ns(void);
 struct task_struct *rslub_test_thread_start(int (*fn)(void *), void *arg, int cpu);
@@ -155,6 +156,11 @@ unsigned long rslub_test_alloc_hidden(struct kmem_cache *kc, bool link);
 struct page *rslub_test_virt_to_page(const void *addr)
 {
 	return virt_to_page(addr);
+}
+
+unsigned long rslub_test_virt_to_pfn(const void *addr)
+{
+	return page_to_pfn(virt_to_page(addr));
 }
 
 /*
@@ -1284,9 +1290,14 @@ unsigned long rslub_test_nearest_obj(const void *p)
 	return (unsigned long)(object > last ? last : object);
 }
 
-/* kmem_dump_obj() (mm/slab_common.c): whether the kernel finds @obj on a slab. */
+/*
+ * kmem_dump_obj() (mm/slab_common.c): whether the kernel finds @obj on a slab. What it
+ * prints goes on the line after one of "rslub_test_kmem_dump_obj <obj>", for the test to
+ * find (rslub_test_log_has()).
+ */
 bool rslub_test_kmem_dump_obj(void *obj)
 {
+	pr_info("rslub_test_kmem_dump_obj %px\n", obj);
 	return kmem_dump_obj(obj);
 }
 

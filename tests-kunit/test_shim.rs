@@ -14,6 +14,7 @@ mod ffi {
 
     extern "C" {
         pub(super) fn rslub_test_virt_to_page(addr: *const c_void) -> *mut c_void;
+        pub(super) fn rslub_test_virt_to_pfn(addr: *const c_void) -> usize;
         pub(super) fn rslub_test_pin_current(cpu: i32) -> i32;
         pub(super) fn rslub_test_now_ns() -> u64;
         pub(super) fn rslub_test_thread_start(
@@ -389,6 +390,12 @@ impl Drop for MemoryBlock {
 pub(crate) fn virt_to_page(addr: usize) -> usize {
     // SAFETY: As above.
     unsafe { ffi::rslub_test_virt_to_page(addr as *const c_void) as usize }
+}
+
+/// The page frame number of the direct-map address `addr`.
+pub(crate) fn virt_to_pfn(addr: usize) -> usize {
+    // SAFETY: Address arithmetic only (`virt_to_page()`, `page_to_pfn()`).
+    unsafe { ffi::rslub_test_virt_to_pfn(addr as *const c_void) }
 }
 
 /// Moves the current task to `cpu` and keeps it there, or lets it run anywhere (`None`).

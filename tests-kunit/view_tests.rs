@@ -17,11 +17,12 @@ mod tests {
         layout, mm,
         registry::Cache,
         test_shim::{
-            bvec_get_put, kmem_dump_obj, ksize_krealloc_skipped, nearest_obj, on_slab_page,
-            page_put, page_try_get, skip, slab_view, MemoryBlock,
+            bvec_get_put, kmem_dump_obj, ksize_krealloc_skipped, log_has, nearest_obj,
+            on_slab_page, page_put, page_try_get, skip, slab_view, virt_to_pfn, MemoryBlock,
         },
     };
     use core::ptr;
+    use kernel::{prelude::fmt, str::CString};
 
     /// A slab page's count while rslub holds it: a compound slab's is frozen at 0 (7.3's
     /// SLUB), an order-0 slab's is the 1 it was allocated with (6.12's; `rust/mm.rs`).
@@ -65,12 +66,21 @@ mod tests {
     }
 
     /// `kmem_dump_obj()` (mm/slab_common.c, used by RCU's and the debug objects' reports)
-    /// finds an rslub object on a slab: it is no "non-slab/vmalloc memory".
+    /// finds an rslub object on a slab: it is no "non-slab/vmalloc memory", and the kernel
+    /// prints the cache's name, the object's start, the pointer's offset in it and the
+    /// object size, from the slab page's shadow.
     #[test]
     fn kmem_dump_obj_finds_the_object_on_a_slab() {
         let c = Cache::create(&args(c"rslub_test_view_dump", 200)).expect("cache");
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
-        assert!(kmem_dump_obj(p));
+        assert!(kmem_dump_obj(p + 5));
+        let asked =
+            CString::try_from_fmt(fmt!("rslub_test_kmem_dump_obj {:016x}", p + 5)).expect("memory");
+        let told = CString::try_from_fmt(fmt!(
+            " slab rslub_test_view_dump start {p:016x} pointer offset 5 size 200"
+        ))
+        .expect("memory");
+        assert!(log_has(&asked, &told));
         free_all(&c, &[p]);
         assert!(c.destroy().is_ok());
     }
@@ -252,6 +262,12 @@ mod tests {
         }
         assert!(!spun);
         assert_eq!(ret, -(kernel::bindings::EBUSY as i32));
+        // The page the isolation found unmovable (it dumps the first one of the block's
+        // first page block) is the lower of the two slabs' pages: its pfn, then the flags
+        // line of dump_page().
+        let first = objs.iter().map(|&o| virt_to_pfn(o)).min().unwrap_or(0);
+        let pfn = CString::try_from_fmt(fmt!("pfn:{first:#x}")).expect("memory");
+        assert!(log_has(&pfn, c"flags:"));
         for (i, &o) in objs.iter().enumerate() {
             assert!(on_slab_page(o));
             // SAFETY: As above.

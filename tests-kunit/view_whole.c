@@ -102,9 +102,14 @@ static int view_bvec(size_t size, size_t len)
 	for (k = 0; k < n; k++) {
 		int after = folio_ref_count(page_folio(pages[k]));
 
-		/* A slab page is not referenced: its count is 0 throughout. */
+		/*
+		 * A slab page takes no reference: its count stays what it was, 0 for a
+		 * compound slab (frozen); an order-0 slab keeps the 1 it was allocated
+		 * with (rslub's, as 6.12's; a fallback-order slab can be one).
+		 */
 		if (during[k] != before[k] || after != before[k] ||
-		    (folio_test_slab(page_folio(pages[k])) && before[k] != 0)) {
+		    (folio_test_slab(page_folio(pages[k])) &&
+		     folio_order(page_folio(pages[k])) > 0 && before[k] != 0)) {
 			pr_err("rslub_view_whole: kmalloc(%zu) page %d: count %d, %d while held, %d after (slab page: %d)\n",
 			       size, k, before[k], during[k], after,
 			       folio_test_slab(page_folio(pages[k])));
