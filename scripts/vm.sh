@@ -352,7 +352,9 @@ while :; do
 		attempt=2
 		continue
 	fi
-	if [ "$attempt" -eq 1 ] && [ "$rc" -eq 200 ]; then
+	# (Only the first boot's hang: a whole-kernel boot that hung twice is not booted
+	# a third time behind a first boot that ran.)
+	if [ ! -f "$rundir/done" ] && [ "$attempt" -eq 1 ] && [ "$rc" -eq 200 ]; then
 		log "the guest did not reach init in $BOOT_LIMIT s (an early-boot hang, before any module is loaded: not a test failure); retrying once. Its last words:"
 		tail -n 3 "$rundir/vng.log" >&2
 		mv "$rundir" "$rundir-hung-early"
