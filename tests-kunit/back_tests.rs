@@ -27,7 +27,8 @@ mod tests {
             direct_kfree, direct_param, direct_sites_patched, direct_state, expect_reports,
             kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
             kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc,
-            kmem_cache_charge, krealloc, ksize, ksize_krealloc_skipped, module_refcount, msleep,
+            is_vmalloc, kmem_cache_charge, krealloc, ksize, ksize_krealloc_skipped, kvfree,
+            kvmalloc, module_refcount, msleep,
             node_of, on_slab_page, read_file, set_before_destroy, set_usercopy_caught, skip,
             write_file, HotTracer, KernelCache, Memcg, Mempool, Thread, Tick,
         },
@@ -231,6 +232,85 @@ mod tests {
             assert_eq!(frees, 0);
         }
         assert_eq!(back::unback(handle(&backed)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
+    /// Every other hooked entry point, called as the kernel's users call it (through its
+    /// trampoline where the direct calls are on, the handler else): the lru and bulk
+    /// allocations of a backed cache come from rslub; `ksize()`, `krealloc()`, `kvfree()`,
+    /// `kfree_rcu()` and its nolock form, `kmem_cache_free_bulk()` and `kfree_bulk()` send
+    /// rslub's objects to rslub and the kernel's to the kernel, for every kind of address:
+    /// an object on a slab's head page, objects on its tail pages (kmalloc-8k's: four to an
+    /// order-3 slab), a large kmalloc, a vmalloc address (kvfree), NULL and ZERO_SIZE_PTR,
+    /// and bulk arrays that mix runs of both (the kernel's runs go to the kernel's bulk
+    /// free in one call). Unbacking finds no rslub object live; a kernel object given to
+    /// rslub would fault or be refused, an rslub object given to the kernel would warn.
+    #[test]
+    fn every_entry_point_sends_each_kind_of_object_where_it_belongs() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_entries", SIZE, 0, 0, None).expect("kmem_cache");
+        // The kernel's objects of the cache, from before it is backed.
+        let mut theirs = [0usize; 4];
+        for t in theirs.iter_mut() {
+            *t = kc.alloc(Gfp::KERNEL);
+            assert!(*t != 0 && !rslub_owns(*t));
+        }
+        back::back(handle(&kc)).expect("back");
+        assert_eq!(
+            direct_sites_patched(),
+            direct_param() && direct_state().is_some()
+        );
+        let lru = kc.alloc_lru(Gfp::KERNEL);
+        let mut mine = [0usize; 8];
+        assert!(kc.alloc_bulk(Gfp::KERNEL, &mut mine));
+        assert!(rslub_owns(lru) && mine.iter().all(|&p| rslub_owns(p)));
+        let small = [kmalloc(64, Gfp::KERNEL), kmalloc(64, Gfp::KERNEL)];
+        let mut big = [0usize; 8];
+        for b in big.iter_mut() {
+            *b = kmalloc(8192, Gfp::KERNEL);
+            assert!(*b != 0 && on_slab_page(*b));
+        }
+        // At least one of eight 8 KiB objects lies on a tail page of its slab.
+        assert!(big.iter().any(|&b| b % (8 * 4096) != 0));
+        let large = kmalloc(4 * bindings::PAGE_SIZE, Gfp::KERNEL);
+        // Above the largest block of pages (MAX_PAGE_ORDER's 4 MiB): vmalloc's.
+        let vm = kvmalloc(8 << 20, Gfp::KERNEL);
+        assert!(small.iter().all(|&p| p != 0 && on_slab_page(p) && !rslub_owns(p)));
+        assert!(large != 0 && !on_slab_page(large) && vm != 0 && is_vmalloc(vm));
+
+        // SAFETY: every object is live until it is given to exactly one function that
+        // frees it (or to krealloc(), which keeps it where it is, as asserted).
+        unsafe {
+            assert!(ksize(lru) >= SIZE as usize);
+            assert_eq!(ksize(small[0]), 64);
+            assert!(big.iter().all(|&b| ksize(b) == 8192));
+            assert_eq!(ksize(large), 4 * bindings::PAGE_SIZE);
+            assert_eq!((ksize(0), ksize(16)), (0, 0));
+            assert_eq!(krealloc(lru, SIZE as usize / 2, Gfp::KERNEL), lru);
+            assert_eq!(krealloc(small[0], 32, Gfp::KERNEL), small[0]);
+            assert_eq!(krealloc(big[1], 8000, Gfp::KERNEL), big[1]);
+            for p in [lru, small[0], big[0], large, vm, 0, 16] {
+                kvfree(p);
+            }
+            // SIZE and 64 bytes hold the heads.
+            kfree_rcu_inner(mine[0]);
+            kfree_rcu_inner(small[1]);
+            kfree_rcu_nolock_inner(mine[1]);
+            kfree_rcu_nolock_inner(big[1]);
+            // Runs of both kinds, of the cache's own objects.
+            let mut mixed = [theirs[0], mine[2], mine[3], theirs[1], theirs[2], mine[4]];
+            kc.free_bulk(&mut mixed);
+            // kfree_bulk(): any slab's objects, the large kmalloc's kind too.
+            let large2 = kmalloc(2 * bindings::PAGE_SIZE, Gfp::KERNEL);
+            let mut any = [mine[5], big[2], big[3], mine[6], theirs[3], mine[7], large2];
+            kfree_bulk(&mut any);
+            let mut rest = [big[4], big[5], big[6], big[7]];
+            kfree_bulk(&mut rest);
+        }
+        // Unbacking waits for what rslub holds for kfree_rcu(): nothing is left.
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
     }
 

@@ -19,12 +19,17 @@ mod tests {
         gfp::Gfp,
         inject::{install, Point},
         test_shim::{
-            defer, is_vmalloc, kfree, kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_node,
+            defer, direct_param, direct_sites_patched, direct_state, is_vmalloc, kfree,
+            kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_cache, kmalloc_node,
             kmalloc_size_roundup, kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc,
             kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok,
+            KernelCache, Thread,
         },
     };
-    use core::ffi::c_void;
+    use core::{
+        ffi::c_void,
+        sync::atomic::{AtomicUsize, Ordering},
+    };
     use kernel::{prelude::*, str::CString};
 
     /// kmalloc served by the classes for this case's calls, until dropped, or until the
@@ -188,6 +193,52 @@ mod tests {
                 kfree(p);
             }
         }
+    }
+
+    /// While kmalloc is served, its entry points are hooked by direct calls where the
+    /// others are (their call sites jump to their trampolines), by the handler else. A
+    /// constant-size entry point given a cache that is not kmalloc's own of that size (as
+    /// lib/tests/slub_kunit.c does) allocates from that cache, and a kmalloc another task
+    /// makes while the suite keeps the classes to its own calls is the kernel's: each is
+    /// given back to the kernel's function past its call site (with direct calls: its
+    /// trampoline would send it back to rslub), and returns.
+    #[test]
+    fn unserved_calls_reach_the_kernels_function_once() {
+        let _m = KmallocMode::start();
+        assert_eq!(
+            direct_sites_patched(),
+            direct_param() && direct_state().is_some()
+        );
+        let kc = KernelCache::create(c"rslub_test_kc_kmalloc_cache", 64, 0, 0, None)
+            .expect("kmem_cache");
+        let last = crate::topology::online_nodes()
+            .filter(|&n| crate::shim::node_has_memory(n as i32))
+            .last()
+            .expect("a node with memory");
+        let a = kmalloc_cache(&kc, Gfp::KERNEL, 48, -1);
+        let b = kmalloc_cache(&kc, Gfp::KERNEL, 48, last as i32);
+        assert!(a != 0 && owner(a).is_none() && on_slab_page(a));
+        assert!(b != 0 && owner(b).is_none() && node_of(b) == last);
+        // kmalloc's own cache of 64 bytes is served, on that node too.
+        let c = kmalloc_64(Gfp::KERNEL);
+        let d = kmalloc_512_node(Gfp::KERNEL, last as i32);
+        assert!(owned_by(c, "", 64) && owned_by(d, "", 512) && node_of(d) == last);
+        let other = AtomicUsize::new(0);
+        let f = || other.store(kmalloc(100, Gfp::KERNEL), Ordering::Relaxed);
+        // SAFETY: `f` and `other` outlive the thread, joined at the end of the block.
+        drop(unsafe { Thread::start_unbound(&f) }.expect("thread"));
+        let e = other.load(Ordering::Relaxed);
+        assert!(e != 0 && owner(e).is_none() && on_slab_page(e));
+        // SAFETY: Live objects of `kc` and of kmalloc, freed once.
+        unsafe {
+            kc.free(a);
+            kc.free(b);
+            for p in [c, d, e] {
+                kfree(p);
+            }
+        }
+        drop(kc);
+        assert!(classes_balanced());
     }
 
     /// krealloc() of a class's object stays in place while it fits (zeroing the spare

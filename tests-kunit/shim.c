@@ -102,6 +102,7 @@ void *rslub_test_kmalloc_track_caller(size_t size, gfp_t gfp);
 void *rslub_test_kmalloc_64(gfp_t gfp);
 bool rslub_test_sendpage_ok(const void *obj);
 void *rslub_test_kmalloc_512_node(gfp_t gfp, int node);
+void *rslub_test_kmalloc_cache(struct kmem_cache *kc, gfp_t gfp, size_t size, int node);
 void *rslub_test_kvmalloc(size_t size, gfp_t gfp);
 void *rslub_test_kvrealloc(const void *obj, size_t size, gfp_t gfp);
 void rslub_test_kvfree(const void *obj);
@@ -748,13 +749,15 @@ bool rslub_test_direct_param(void)
 bool rslub_test_direct_sites_patched(void)
 {
 #ifdef RSLUB_DIRECT
-	int i;
+	int i, n = RSLUB_NR_DIRECT + (rslub_kmalloc_direct_on() ? RSLUB_NR_DIRECT_KMALLOC : 0);
 
-	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
+	for (i = 0; i < n; i++) {
+		const struct rslub_direct_site *d = i < RSLUB_NR_DIRECT ?
+							    &rslub_direct_sites[i] :
+							    &rslub_direct_kmalloc_sites[i - RSLUB_NR_DIRECT];
 		unsigned long to = 0;
 
-		if (rslub_site(rslub_direct_sites[i].fn, &to) != RSLUB_SITE_JMP ||
-		    to != (unsigned long)rslub_direct_sites[i].tramp)
+		if (rslub_site(d->fn, &to) != RSLUB_SITE_JMP || to != (unsigned long)d->tramp)
 			return false;
 	}
 	return true;
@@ -900,6 +903,18 @@ bool rslub_test_sendpage_ok(const void *obj)
 noinline void *rslub_test_kmalloc_512_node(gfp_t gfp, int node)
 {
 	return kmalloc_node(512, gfp, node);
+}
+
+/*
+ * The constant-size entry points given a cache of the caller's choosing, as
+ * lib/tests/slub_kunit.c calls them: __kmalloc_cache_noprof() for NUMA_NO_NODE, else
+ * __kmalloc_cache_node_noprof().
+ */
+noinline void *rslub_test_kmalloc_cache(struct kmem_cache *kc, gfp_t gfp, size_t size, int node)
+{
+	if (node == NUMA_NO_NODE)
+		return alloc_hooks(__kmalloc_cache_noprof(kc, gfp, size));
+	return alloc_hooks(__kmalloc_cache_node_noprof(kc, gfp, node, size));
 }
 
 noinline void *rslub_test_kvmalloc(size_t size, gfp_t gfp)

@@ -110,6 +110,12 @@ mod ffi {
         pub(super) fn rslub_test_kmalloc_64(gfp: u32) -> usize;
         pub(super) fn rslub_test_sendpage_ok(obj: usize) -> bool;
         pub(super) fn rslub_test_kmalloc_512_node(gfp: u32, node: i32) -> usize;
+        pub(super) fn rslub_test_kmalloc_cache(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+            size: usize,
+            node: i32,
+        ) -> usize;
         pub(super) fn rslub_test_kvmalloc(size: usize, gfp: u32) -> usize;
         pub(super) fn rslub_test_kvrealloc(obj: *const c_void, size: usize, gfp: u32) -> usize;
         pub(super) fn rslub_test_kvfree(obj: *const c_void);
@@ -1429,6 +1435,14 @@ pub(crate) fn sendpage_ok(obj: usize) -> bool {
 pub(crate) fn kmalloc_512_node(gfp: crate::gfp::Gfp, node: i32) -> usize {
     // SAFETY: Any flags and node.
     unsafe { ffi::rslub_test_kmalloc_512_node(gfp.raw(), node) }
+}
+
+/// `__kmalloc_cache_noprof(kc, gfp, size)` (`node` -1) or `__kmalloc_cache_node_noprof()`:
+/// the constant-size entry points given a cache of the caller's choosing (which must hold
+/// `size` bytes); see [`kmalloc`].
+pub(crate) fn kmalloc_cache(kc: &KernelCache, gfp: crate::gfp::Gfp, size: usize, node: i32) -> usize {
+    // SAFETY: `kc` is a live cache; any flags and node.
+    unsafe { ffi::rslub_test_kmalloc_cache(kc.raw().as_ptr(), gfp.raw(), size, node) }
 }
 
 /// `kvmalloc()`; see [`kmalloc`].

@@ -1,37 +1,56 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The direct-call trampolines of the hottest hooked functions: kfree, kmem_cache_free,
- * kmem_cache_alloc_noprof and kmem_cache_alloc_node_noprof (the skbs' allocations)
- * (Documentation/backing.rst, "Direct calls").
+ * The direct-call trampolines of the hooked functions (Documentation/backing.rst,
+ * "Direct calls"): every entry point a workload calls, the kmalloc family among them.
  *
  * ftrace patches each function's call site (its first instruction, after the ENDBR on an
  * IBT kernel) into a jmp to its trampoline here (jmp mode, ftrace_jmp_set()). A
  * trampoline therefore starts as the function itself would: the arguments in their
  * registers, the caller's return address on top of the stack. It decides with a few
- * loads and compares, clobbering only what a call may (%rax, %r10, the flags), and ends
- * in a direct jmp, either back into the function just after its call site
- * (RSLUB_SITE_END), or to rslub's replacement, which returns to the caller. It has no
- * frame and no RET and makes no indirect branch: retpolines, return thunks and
- * call-depth tracking have nothing to do here, and the jump back needs no ENDBR. No
- * indirect branch ever targets a trampoline either (where a tracer shares the call site,
- * ftrace's caller RETs into it), hence ANNOTATE_NOENDBR.
+ * loads and compares, clobbering only what a call may (%rax, %r10, %r11, the flags, and
+ * argument registers the function does not take), and ends in a direct jmp, either back
+ * into the function just after its call site (RSLUB_SITE_END), or to rslub's replacement,
+ * which returns to the caller. It has no frame and no RET and makes no indirect branch:
+ * retpolines, return thunks and call-depth tracking have nothing to do here, and the jump
+ * back needs no ENDBR. No indirect branch ever targets a trampoline either (where a
+ * tracer shares the call site, ftrace's caller RETs into it), hence ANNOTATE_NOENDBR.
  *
- * Where the quick test cannot decide, the trampoline asks C (rslub_d_*(), hook.c) with
- * the function's argument registers saved around the call. The quick tests:
- *  - kfree, kmem_cache_free: an object on a slab page whose cache is one of rslub's
- *    shadows (rust/slab_page.c) is rslub's; any other, on the kernel's slabs, on a large
- *    kmalloc's pages or outside the direct map (NULL and ZERO_SIZE_PTR included), is the
- *    kernel's. They always decide.
- *  - kmem_cache_alloc_noprof, kmem_cache_alloc_node_noprof: a cache whose entry in the
- *    index of backed caches is empty is not backed. The entry is a hint; only the lookup with preemption off, in C, is
- *    authoritative. The trampoline reads it with preemption on, so a task preempted
- *    between loading rslub_index and its entry may read a buffer that unbackings have
- *    rebuilt since, for as long as it was preempted, about any cache. It only compares
- *    the entry with 0 (the buffers are static): a non-empty one makes it ask; an empty
- *    one sends the call to the kernel, which is correct for any cache (backing is a
- *    choice, and the object goes back by its page when it is freed): such a task may
- *    get a kernel object from a backed cache, once. While names are watched or whole-
- *    kernel mode sights caches, every allocation asks.
+ * A replacement that finds a call the kernel's after all (a class refused, a cache
+ * unbacked meanwhile) calls the function past its call site too, through its *thunk*
+ * here (rslub_k_*), so that it never enters the trampoline again.
+ *
+ * The quick tests, and what each costs a call the kernel serves (the budget is a dozen
+ * instructions, the benchmark's hook table counts them):
+ *  - An object's owner (kfree, kvfree, kmem_cache_free, ksize, krealloc, kvrealloc,
+ *    kvfree_call_rcu, kfree_call_rcu_nolock, __check_object_size): RSLUB_PAGE_OF, then
+ *    RSLUB_OWN_SLAB. An object of the kernel's slabs is decided by the word at offset 8 of
+ *    its page, read once: on a slab's head page that is slab_cache, which for the
+ *    kernel's caches is a direct-map address, below vmemmap_base, where no rslub shadow
+ *    (module data), no tail page's compound_info (a vmemmap address, or a mask, tagged)
+ *    ever is: 10 instructions. A tail page, or a page whose word is at or above
+ *    vmemmap_base for another reason, takes the full test (its head, page_slab()'s type,
+ *    the arena of shadows), which rslub's own objects always take. Anything outside the
+ *    direct map (NULL, ZERO_SIZE_PTR, vmalloc) is the kernel's after 4.
+ *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
+ *    entry in the index of backed caches is empty is not backed (below). While names are
+ *    watched or whole-kernel mode sights caches, every allocation asks C.
+ *  - The kmalloc family (registered in whole-kernel mode only): flags rslub never serves
+ *    (DMA, and __GFP_ACCOUNT under CONFIG_MEMCG) and sizes it never serves (0, above
+ *    KMALLOC_MAX_CACHE_SIZE) are the kernel's; an ordinary request's class is read from
+ *    the table of kmalloc_caches[KMALLOC_NORMAL] and handed to the replacement in the
+ *    register after the function's last argument (the replacement does not look it up
+ *    again); reclaimable requests, kmem_buckets and the constant-size entry points given
+ *    another cache than kmalloc's own ask the replacement to decide (rc NULL).
+ *
+ * The index entry read by the allocation trampolines is a hint; only the lookup with
+ * preemption off, in C, is authoritative. The trampoline reads it with preemption on, so
+ * a task preempted between loading rslub_index and its entry may read a buffer that
+ * unbackings have rebuilt since, for as long as it was preempted, about any cache. It
+ * only compares the entry with 0 (the buffers are static): a non-empty one makes it ask;
+ * an empty one sends the call to the kernel, which is correct for any cache (backing is a
+ * choice, and the object goes back by its page when it is freed): such a task may get a
+ * kernel object from a backed cache, once. The kmalloc class table is only ever filled
+ * before the kmalloc trampolines are registered and emptied after they are removed.
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
@@ -44,15 +63,14 @@
 
 /*
  * The struct page of the direct-map address in \reg, in %rax, as virt_to_page(); an
- * address below the direct map or from vmalloc_base up jumps to \kernel (the kernel's
- * function): rslub's objects are never there. Clobbers %rax and the flags.
+ * address outside the direct map (NULL and ZERO_SIZE_PTR included) jumps to \kernel:
+ * rslub's objects are never there. Clobbers %rax and the flags.
  */
 .macro RSLUB_PAGE_OF reg:req, kernel:req
 	movq	\reg, %rax
 	subq	page_offset_base(%rip), %rax
-	jb	\kernel				/* below the direct map */
-	cmpq	vmalloc_base(%rip), \reg
-	jae	\kernel				/* vmalloc and above: vmemmap, the kernel image, ... */
+	cmpq	rslub_direct_map_bytes(%rip), %rax
+	jae	\kernel
 	shrq	$PAGE_SHIFT, %rax
 	shlq	$RSLUB_PAGE_SIZE_SHIFT, %rax
 	addq	vmemmap_base(%rip), %rax
@@ -61,10 +79,14 @@
 /*
  * Jumps to \kernel unless the page in %rax is a slab page of rslub's: as page_slab(), the
  * head page's type, then, as rslub_shadow_owner() (rust/slab_page.h), its slab_cache
- * within the arena of shadows, which is never followed. Clobbers %rax, %r10 and the flags.
+ * within the arena of shadows, which is never followed. The word at offset 8 decides most
+ * of the kernel's objects at once (see the top). Leaves the head page in %rax. Clobbers
+ * %r10 and the flags.
  */
 .macro RSLUB_OWN_SLAB kernel:req
-	movq	RSLUB_PAGE_COMPOUND_INFO(%rax), %r10
+	movq	RSLUB_SLAB_CACHE(%rax), %r10	/* slab_cache, or a tail's compound_info */
+	cmpq	vmemmap_base(%rip), %r10
+	jb	\kernel				/* a kernel cache's struct, or no slab */
 	testb	$1, %r10b
 	jz	.Lhead\@
 #ifdef CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP
@@ -72,39 +94,73 @@
 #else
 	leaq	-1(%r10), %rax			/* a tail's info is its head's address, tagged */
 #endif
+	movq	RSLUB_SLAB_CACHE(%rax), %r10
 .Lhead\@:
 	cmpb	$RSLUB_PGTY_SLAB, RSLUB_PAGE_TYPE_TOP(%rax)
 	jne	\kernel
-	movq	RSLUB_SLAB_CACHE(%rax), %rax
-	subq	$rslub_shadows, %rax
-	cmpq	$RSLUB_SHADOWS_BYTES, %rax
+	subq	$rslub_shadows, %r10
+	cmpq	$RSLUB_SHADOWS_BYTES, %r10
 	jae	\kernel
+.endm
+
+/* \fn past its call site, as a function C can call (see the top). */
+.macro RSLUB_THUNK fn:req
+SYM_FUNC_START(rslub_k_\fn)
+	ANNOTATE_NOENDBR
+	jmp	\fn + RSLUB_SITE_END
+SYM_FUNC_END(rslub_k_\fn)
 .endm
 
 	.text
 
-/* Entered as kfree(x). */
-SYM_FUNC_START(rslub_direct_kfree)
+/*
+ * \name, entered as \fn with the object in \reg: an rslub object goes to \repl, any other
+ * to \kernel_page (one outside the direct map) or \kernel_slab (one on a page of the
+ * direct map), both \fn past its call site unless told otherwise.
+ */
+.macro RSLUB_OBJECT_TRAMPOLINE name:req, fn:req, reg:req, repl:req, kernel_page, kernel_slab
+SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
-	RSLUB_PAGE_OF %rdi, kfree + RSLUB_SITE_END
-	RSLUB_OWN_SLAB kfree + RSLUB_SITE_END
-	jmp	rslub_r_kfree
-SYM_FUNC_END(rslub_direct_kfree)
+.ifb \kernel_page
+	RSLUB_PAGE_OF \reg, \fn + RSLUB_SITE_END
+.else
+	RSLUB_PAGE_OF \reg, \kernel_page
+.endif
+.ifb \kernel_slab
+	RSLUB_OWN_SLAB \fn + RSLUB_SITE_END
+.else
+	RSLUB_OWN_SLAB \kernel_slab
+.endif
+	jmp	\repl
+SYM_FUNC_END(\name)
+.endm
 
-/* Entered as kmem_cache_free(s, x). */
-SYM_FUNC_START(rslub_direct_free)
-	ANNOTATE_NOENDBR
-	RSLUB_PAGE_OF %rsi, kmem_cache_free + RSLUB_SITE_END
-	RSLUB_OWN_SLAB kmem_cache_free + RSLUB_SITE_END
-	jmp	rslub_r_free
-SYM_FUNC_END(rslub_direct_free)
+/* kfree(x), kmem_cache_free(s, x), ksize(x), krealloc_node_align_noprof(p, ...). */
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree, kfree, %rdi, rslub_r_kfree
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_free, kmem_cache_free, %rsi, rslub_r_free
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_ksize, ksize, %rdi, rslub_r_ksize
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_krealloc, krealloc_node_align_noprof, %rdi, rslub_r_krealloc
+/*
+ * kvfree(x): a direct-map address that is not rslub's is what kvfree() passes to kfree(),
+ * so it goes to kfree past its call site, where kvfree() would have called it; NULL and
+ * vmalloc addresses to kvfree itself.
+ */
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree, kvfree, %rdi, rslub_r_kfree, , kfree + RSLUB_SITE_END
+/* kvfree_call_rcu(head, ptr), kfree_call_rcu_nolock(head, ptr): ptr may be vmalloc's. */
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree_rcu, kvfree_call_rcu, %rsi, rslub_r_kvfree_call_rcu
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree_rcu_nolock, kfree_call_rcu_nolock, %rsi, rslub_r_kfree_call_rcu_nolock
+#ifdef CONFIG_HARDENED_USERCOPY
+/* __check_object_size(ptr, n, to_user): any kernel address. */
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_r_check_object_size
+#endif
 
 /*
- * \name, entered as \fn(s, gfp[, node]): kmem_cache_alloc_noprof and
- * kmem_cache_alloc_node_noprof, which take the cache and the flags first. The third
- * argument register is saved around the question whether the function takes it or not.
+ * \name, entered as \fn(s, ...) with the flags in \gfp: kmem_cache_alloc_noprof,
+ * kmem_cache_alloc_node_noprof, kmem_cache_alloc_lru_noprof and
+ * kmem_cache_alloc_bulk_noprof. The question to C saves the function's \nargs argument
+ * registers (4 at most) around it, and passes it the cache and the flags.
  */
-.macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req
+.macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req, gfp:req, nargs:req
 SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
 	cmpl	$0, rslub_nwatched(%rip)
@@ -121,7 +177,15 @@ SYM_FUNC_START(\name)
 	pushq	%rdi
 	pushq	%rsi
 	pushq	%rdx
+	pushq	%rcx
+.if \nargs > 4
+	.error "RSLUB_ALLOC_TRAMPOLINE saves four argument registers"
+.endif
+.ifnc \gfp, %rsi
+	movq	\gfp, %rsi
+.endif
 	call	rslub_d_alloc
+	popq	%rcx
 	popq	%rdx
 	popq	%rsi
 	popq	%rdi
@@ -131,7 +195,159 @@ SYM_FUNC_START(\name)
 SYM_FUNC_END(\name)
 .endm
 
-RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc, kmem_cache_alloc_noprof, rslub_r_alloc
-RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_node, kmem_cache_alloc_node_noprof, rslub_r_alloc_node
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc, kmem_cache_alloc_noprof, rslub_r_alloc, %rsi, 2
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_node, kmem_cache_alloc_node_noprof, rslub_r_alloc_node, %rsi, 3
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_lru, kmem_cache_alloc_lru_noprof, rslub_r_alloc_lru, %rdx, 3
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_bulk, kmem_cache_alloc_bulk_noprof, rslub_r_alloc_bulk, %rsi, 4
+
+/*
+ * kmem_cache_free_bulk(s, size, p) and kfree_bulk(): the objects are looked at one by one
+ * in C (rslub_r_free_bulk(), which gives the kernel's runs to the kernel's function in
+ * bulk): there is no quick test for an array.
+ */
+SYM_FUNC_START(rslub_direct_free_bulk)
+	ANNOTATE_NOENDBR
+	jmp	rslub_r_free_bulk
+SYM_FUNC_END(rslub_direct_free_bulk)
+
+RSLUB_THUNK kmem_cache_free_bulk
+
+#ifdef RSLUB_DIRECT_KMALLOC
+/*
+ * The class of an ordinary kmalloc of the size in \size, in \class, or a jump to \kernel
+ * where there is none (a size rslub never serves, or a class not served): the kernel's
+ * kmalloc_index() of the size, by a table of its (size - 1) / 8 (rslub_kmalloc_index,
+ * hook.c), then the class table's KMALLOC_NORMAL row. \b, where the function takes a
+ * kmem_buckets, makes a bucket request ask the replacement. Clobbers %rax and the flags.
+ */
+.macro RSLUB_KMALLOC_CLASS size:req, class:req, kernel:req, ask:req, b
+	leaq	-1(\size), %rax
+	cmpq	$RSLUB_KMALLOC_MAX_CACHE_SIZE, %rax
+	jae	\kernel
+.ifnb \b
+	testq	\b, \b
+	jnz	\ask
+.endif
+	shrq	$3, %rax
+	movzbl	rslub_kmalloc_index(%rax), %eax
+	movq	rslub_kmalloc_rc(, %rax, 8), \class
+	testq	\class, \class
+	jz	\kernel
+.endm
+
+/*
+ * Flags rslub never serves go to \kernel; other flags of a kind the class table's
+ * KMALLOC_NORMAL row does not hold (reclaimable) to \ask.
+ */
+.macro RSLUB_KMALLOC_FLAGS gfp:req, kernel:req, ask:req
+	testl	\gfp, rslub_kmalloc_not_normal(%rip)
+	jz	.Lnormal\@
+	testl	\gfp, rslub_kmalloc_never(%rip)
+	jnz	\kernel
+	jmp	\ask
+.Lnormal\@:
+.endm
+
+/*
+ * \name, entered as \fn with the size in \size, the flags in \gfp and, where the function
+ * takes one, a kmem_buckets in \b: \repl is given the class in \class (the register after
+ * the function's last argument), NULL where it is to decide.
+ */
+.macro RSLUB_KMALLOC_TRAMPOLINE name:req, fn:req, repl:req, size:req, gfp:req, class:req, b
+SYM_FUNC_START(\name)
+	ANNOTATE_NOENDBR
+	RSLUB_KMALLOC_FLAGS \gfp, \fn + RSLUB_SITE_END, .Lask\@
+	RSLUB_KMALLOC_CLASS \size, \class, \fn + RSLUB_SITE_END, .Lask\@, \b
+	jmp	\repl
+.Lask\@:
+	xorq	\class, \class
+	jmp	\repl
+SYM_FUNC_END(\name)
+RSLUB_THUNK \fn
+.endm
+
+/*
+ * \name, entered as \fn(s, flags, ...) with the size in \size: a constant-size kmalloc,
+ * whose caller chose s as kmalloc_caches[kmalloc_type()][kmalloc_index(size)]. Where s is
+ * that table's KMALLOC_NORMAL cache of the size, its class is the class table's; another
+ * cache (a test's) makes the replacement decide.
+ */
+.macro RSLUB_KMALLOC_CACHE_TRAMPOLINE name:req, fn:req, repl:req, size:req, class:req
+SYM_FUNC_START(\name)
+	ANNOTATE_NOENDBR
+	RSLUB_KMALLOC_FLAGS %esi, \fn + RSLUB_SITE_END, .Lask\@
+	leaq	-1(\size), %rax
+	cmpq	$RSLUB_KMALLOC_MAX_CACHE_SIZE, %rax
+	jae	.Lask\@
+	shrq	$3, %rax
+	movzbl	rslub_kmalloc_index(%rax), %eax
+	cmpq	%rdi, kmalloc_caches(, %rax, 8)
+	jne	.Lask\@
+	movq	rslub_kmalloc_rc(, %rax, 8), \class
+	testq	\class, \class
+	jz	\fn + RSLUB_SITE_END
+	jmp	\repl
+.Lask\@:
+	xorq	\class, \class
+	jmp	\repl
+SYM_FUNC_END(\name)
+RSLUB_THUNK \fn
+.endm
+
+/* Registers by position: the kmalloc entry points' parameter lists vary with kmem_buckets. */
+#ifdef CONFIG_SLAB_BUCKETS
+#define RSLUB_KMN_B	%rsi	/* __kmalloc_node{,_track_caller}_noprof(size, b, flags, node, ...) */
+#define RSLUB_KMN_GFP	%edx
+#define RSLUB_KMN_RC	%r8	/* after node */
+#define RSLUB_KMNT_RC	%r9	/* after caller */
+#define RSLUB_KV_B	%rsi	/* __kvmalloc_node_noprof(size, b, align, flags, node) */
+#define RSLUB_KV_GFP	%ecx
+#define RSLUB_KV_RC	%r9
+#else
+#define RSLUB_KMN_B
+#define RSLUB_KMN_GFP	%esi
+#define RSLUB_KMN_RC	%rcx
+#define RSLUB_KMNT_RC	%r8
+#define RSLUB_KV_B
+#define RSLUB_KV_GFP	%edx
+#define RSLUB_KV_RC	%r8
+#endif
+
+RSLUB_KMALLOC_TRAMPOLINE rslub_direct_kmalloc, __kmalloc_noprof, rslub_dr_kmalloc, %rdi, %esi, %rdx
+RSLUB_KMALLOC_TRAMPOLINE rslub_direct_kmalloc_node, __kmalloc_node_noprof, rslub_dr_kmalloc_node, \
+	%rdi, RSLUB_KMN_GFP, RSLUB_KMN_RC, RSLUB_KMN_B
+RSLUB_KMALLOC_TRAMPOLINE rslub_direct_kmalloc_track_caller, __kmalloc_node_track_caller_noprof, \
+	rslub_dr_kmalloc_track_caller, %rdi, RSLUB_KMN_GFP, RSLUB_KMNT_RC, RSLUB_KMN_B
+RSLUB_KMALLOC_TRAMPOLINE rslub_direct_kvmalloc, __kvmalloc_node_noprof, rslub_dr_kvmalloc, \
+	%rdi, RSLUB_KV_GFP, RSLUB_KV_RC, RSLUB_KV_B
+/* __kmalloc_cache_noprof(s, flags, size), __kmalloc_cache_node_noprof(s, flags, node, size). */
+RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache, __kmalloc_cache_noprof, \
+	rslub_dr_kmalloc_cache, %rdx, %rcx
+RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache_node, __kmalloc_cache_node_noprof, \
+	rslub_dr_kmalloc_cache_node, %rcx, %r8
+
+/*
+ * kvrealloc_node_align_noprof(p, size, align, flags, nid): an rslub object's goes to the
+ * replacement, another object's to the kernel; of NULL it is a kvmalloc() of the size.
+ */
+SYM_FUNC_START(rslub_direct_kvrealloc)
+	ANNOTATE_NOENDBR
+	testq	%rdi, %rdi
+	jz	.Lkvrealloc_null
+	RSLUB_PAGE_OF %rdi, kvrealloc_node_align_noprof + RSLUB_SITE_END
+	RSLUB_OWN_SLAB kvrealloc_node_align_noprof + RSLUB_SITE_END
+	xorl	%r9d, %r9d
+	jmp	rslub_dr_kvrealloc
+.Lkvrealloc_null:
+	RSLUB_KMALLOC_FLAGS %ecx, kvrealloc_node_align_noprof + RSLUB_SITE_END, .Lkvrealloc_ask
+	RSLUB_KMALLOC_CLASS %rsi, %r9, kvrealloc_node_align_noprof + RSLUB_SITE_END, .Lkvrealloc_ask
+	jmp	rslub_dr_kvrealloc
+.Lkvrealloc_ask:
+	xorl	%r9d, %r9d
+	jmp	rslub_dr_kvrealloc
+SYM_FUNC_END(rslub_direct_kvrealloc)
+RSLUB_THUNK kvrealloc_node_align_noprof
+
+#endif /* RSLUB_DIRECT_KMALLOC */
 
 #endif /* RSLUB_DIRECT */

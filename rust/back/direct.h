@@ -17,6 +17,16 @@
 #define RSLUB_DIRECT 1
 #endif
 
+/*
+ * The kmalloc family's trampolines read the class table's KMALLOC_NORMAL row: without
+ * random or partitioned kmalloc caches, that is the one row every ordinary request uses.
+ * Elsewhere kmalloc stays on the handler.
+ */
+#if defined(RSLUB_DIRECT) && !defined(CONFIG_RANDOM_KMALLOC_CACHES) && \
+	!defined(CONFIG_KMALLOC_PARTITION_CACHES)
+#define RSLUB_DIRECT_KMALLOC 1
+#endif
+
 /* A function's ftrace call site: after its ENDBR (ENDBR_INSN_SIZE) on an IBT kernel. */
 #ifdef CONFIG_X86_KERNEL_IBT
 #define RSLUB_SITE 4
@@ -33,12 +43,20 @@
 /* PGTY_slab (include/linux/page-flags.h): page_type's top byte on a slab's head page. */
 #define RSLUB_PGTY_SLAB 0xf5
 
+/* KMALLOC_MAX_CACHE_SIZE: the largest request a class serves. */
+#define RSLUB_KMALLOC_MAX_CACHE_SIZE 8192
+
 /* The index of backed caches (hook.c): its size's log2. */
 #define RSLUB_INDEX_BITS 10
 /* hash_ptr() (include/linux/hash.h, 64-bit): the multiplier of the index's keys. */
 #define RSLUB_GOLDEN_RATIO_64 0x61C8864680B583EB
 
 #ifndef __ASSEMBLY__
+/* What the trampolines read (hook.c). */
+extern unsigned long rslub_direct_map_bytes;
+extern u32 rslub_kmalloc_not_normal, rslub_kmalloc_never;
+extern u8 rslub_kmalloc_index[RSLUB_KMALLOC_MAX_CACHE_SIZE / 8];
+
 /*
  * The trampolines' questions, where their quick test cannot decide: whether the call
  * goes to rslub's replacement (true) or to the kernel's function. Called with the
@@ -47,20 +65,78 @@
 bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp);
 
 /*
- * The trampolines, entered as kfree, kmem_cache_free, kmem_cache_alloc_noprof and
- * kmem_cache_alloc_node_noprof: called
- * directly (the suites do), each does what the function it stands for does.
+ * The trampolines, entered as the function each stands for: called directly (the suites
+ * do), each does what that function does.
  */
 void rslub_direct_kfree(const void *x);
 void rslub_direct_free(struct kmem_cache *s, void *x);
+size_t rslub_direct_ksize(const void *x);
+void *rslub_direct_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size, token),
+			    unsigned long align, gfp_t flags, int nid);
+void rslub_direct_kvfree(const void *x);
+void rslub_direct_kvfree_rcu(struct kvfree_rcu_head *head, void *ptr);
+void rslub_direct_kfree_rcu_nolock(struct kvfree_rcu_head *head, void *ptr);
+void rslub_direct_usercopy(const void *ptr, unsigned long n, bool to_user);
 void *rslub_direct_alloc(struct kmem_cache *s, gfp_t gfp);
 void *rslub_direct_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
+void *rslub_direct_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
+bool rslub_direct_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
+void rslub_direct_free_bulk(struct kmem_cache *s, size_t size, void **p);
+void *rslub_direct_kmalloc(DECL_TOKEN_PARAMS(size, token), gfp_t flags);
+void *rslub_direct_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node);
+void *rslub_direct_kmalloc_track_caller(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
+					int node, unsigned long caller);
+void *rslub_direct_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size);
+void *rslub_direct_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node,
+				      size_t size);
+void *rslub_direct_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
+			    gfp_t flags, int node);
+void *rslub_direct_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token), unsigned long align,
+			     gfp_t flags, int nid);
 
-/* The replacements a trampoline jumps to (hook.c), and what the trampolines read there. */
+/* The thunks: the kernel's functions past their call sites. */
+void rslub_k_kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p);
+void *rslub_k___kmalloc_noprof(DECL_TOKEN_PARAMS(size, token), gfp_t flags);
+void *rslub_k___kmalloc_node_noprof(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node);
+void *rslub_k___kmalloc_node_track_caller_noprof(DECL_KMALLOC_PARAMS(size, b, token),
+						 gfp_t flags, int node, unsigned long caller);
+void *rslub_k___kmalloc_cache_noprof(struct kmem_cache *s, gfp_t flags, size_t size);
+void *rslub_k___kmalloc_cache_node_noprof(struct kmem_cache *s, gfp_t flags, int node,
+					  size_t size);
+void *rslub_k___kvmalloc_node_noprof(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
+				     gfp_t flags, int node);
+void *rslub_k_kvrealloc_node_align_noprof(const void *p, DECL_TOKEN_PARAMS(size, token),
+					  unsigned long align, gfp_t flags, int nid);
+
+/*
+ * The replacements a trampoline jumps to (hook.c). The kmalloc family's (rslub_dr_*) take
+ * the class after the function's arguments: NULL where they are to decide.
+ */
 void rslub_r_kfree(const void *x);
 void rslub_r_free(struct kmem_cache *s, void *x);
 void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp);
 void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
+void *rslub_r_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
+bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
+void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p);
+size_t rslub_r_ksize(const void *x);
+void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size, token), unsigned long align,
+		       gfp_t flags, int nid);
+void rslub_r_kvfree_call_rcu(struct kvfree_rcu_head *head, void *ptr);
+void rslub_r_kfree_call_rcu_nolock(struct kvfree_rcu_head *head, void *ptr);
+void rslub_r_check_object_size(const void *ptr, unsigned long n, bool to_user);
+void *rslub_dr_kmalloc(DECL_TOKEN_PARAMS(size, token), gfp_t flags, void *rc);
+void *rslub_dr_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node,
+			    void *rc);
+void *rslub_dr_kmalloc_track_caller(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node,
+				    unsigned long caller, void *rc);
+void *rslub_dr_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size, void *rc);
+void *rslub_dr_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node, size_t size,
+				  void *rc);
+void *rslub_dr_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align, gfp_t flags,
+			int node, void *rc);
+void *rslub_dr_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token), unsigned long align,
+			 gfp_t flags, int nid, void *rc);
 #endif
 
 #endif

@@ -508,6 +508,12 @@ static __always_inline void *rslub_foreign_kv(const void *x)
  */
 static atomic_t rslub_holding;
 
+/*
+ * Whether the direct calls are registered (with the hooks, under the backing's lock; read
+ * anywhere by a replacement that gives a call back to the kernel).
+ */
+static bool rslub_direct_used;
+
 static __always_inline void rslub_hold(void)
 {
 	__module_get(THIS_MODULE);
@@ -541,7 +547,7 @@ notrace void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp)
 	return p;
 }
 
-static notrace void *rslub_r_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp)
+notrace void *rslub_r_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp)
 {
 	/*
 	 * Never memcg-charged (rslub_charged() and SLAB_ACCOUNT went to the kernel): the
@@ -562,7 +568,7 @@ notrace void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
 	return p;
 }
 
-static notrace bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
+notrace bool rslub_r_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
 	struct rslub_backing *b = rslub_get(s);
 	int n;
@@ -584,7 +590,7 @@ notrace void rslub_r_kfree(const void *x)
 	rslub_free_owned((void *)x);
 }
 
-static notrace size_t rslub_r_ksize(const void *x)
+notrace size_t rslub_r_ksize(const void *x)
 {
 	return rslub_object_size(x);
 }
@@ -625,8 +631,8 @@ static __always_inline void rslub_copy_object(void *to, const void *from, size_t
  * it; otherwise moved to a new kmalloc() (rslub's size classes in whole-kernel mode,
  * the kernel's else) and the old object freed to rslub.
  */
-static notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size, token),
-				      unsigned long align, gfp_t flags, int nid)
+notrace void *rslub_r_krealloc(const void *p, DECL_TOKEN_PARAMS(new_size, token),
+			       unsigned long align, gfp_t flags, int nid)
 {
 	size_t ks = rslub_object_size(p);
 	void *n;
@@ -786,7 +792,7 @@ static __always_inline void rslub_rcu_defer(struct kvfree_rcu_head *head)
 		irq_work_queue(&p->kick);
 }
 
-static notrace void rslub_r_kvfree_call_rcu(struct kvfree_rcu_head *head, void *ptr)
+notrace void rslub_r_kvfree_call_rcu(struct kvfree_rcu_head *head, void *ptr)
 {
 	if (!head) {
 		/* kvfree_rcu_mightsleep(): its caller may sleep, as the kernel's does here. */
@@ -798,7 +804,7 @@ static notrace void rslub_r_kvfree_call_rcu(struct kvfree_rcu_head *head, void *
 	rslub_rcu_defer(head);
 }
 
-static notrace void rslub_r_kfree_call_rcu_nolock(struct kvfree_rcu_head *head, void *ptr)
+notrace void rslub_r_kfree_call_rcu_nolock(struct kvfree_rcu_head *head, void *ptr)
 {
 	rslub_rcu_defer(head);
 }
@@ -826,9 +832,10 @@ void rslub_rcu_barrier(void)
  * kmem_cache_free_bulk() and kfree_bulk(): each run of consecutive objects of one rslub
  * cache goes to rslub's bulk free (objects of one slab chained, one update per chain, as
  * the cache's profile finds them: 6.12's build_detached_freelist() under the classic
- * one), the kernel's objects one by one.
+ * one), each run of the kernel's objects to the kernel's function (past its call site
+ * with direct calls, see RSLUB_KMALLOC_KERNEL(); the handler lets such a run through).
  */
-static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
+notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
 	size_t i = 0;
 
@@ -836,17 +843,16 @@ static notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **
 		void *rc = rslub_foreign(p[i]);
 		size_t j = i + 1;
 
-		if (!rc) {
-			if (s)
-				kmem_cache_free(s, p[i]);
-			else
-				kfree(p[i]);
-			i = j;
-			continue;
-		}
 		while (j < size && rslub_foreign(p[j]) == rc)
 			j++;
-		rslub_cache_free_bulk(rc, j - i, p + i);
+		if (rc)
+			rslub_cache_free_bulk(rc, j - i, p + i);
+#ifdef RSLUB_DIRECT
+		else if (READ_ONCE(rslub_direct_used))
+			rslub_k_kmem_cache_free_bulk(s, j - i, p + i);
+#endif
+		else
+			kmem_cache_free_bulk(s, j - i, p + i);
 		i = j;
 	}
 }
@@ -886,7 +892,7 @@ static void rslub_usercopy_abort(const char *name, const char *detail, bool to_u
 	BUG();
 }
 
-static notrace void rslub_r_check_object_size(const void *ptr, unsigned long n, bool to_user)
+notrace void rslub_r_check_object_size(const void *ptr, unsigned long n, bool to_user)
 {
 	unsigned long offset;
 	const char *name;
@@ -1127,22 +1133,36 @@ static struct ftrace_ops rslub_hook_ops = {
 
 /*
  * The classes, indexed as kmalloc_caches[type][index]: NULL where the kernel serves.
- * Set before the kmalloc hooks are registered, cleared after they are removed.
+ * Set before the kmalloc hooks are registered, cleared after they are removed. Not
+ * static: the kmalloc trampolines read its KMALLOC_NORMAL row (direct.S).
  */
-static void *rslub_kmalloc_rc[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1];
+void *rslub_kmalloc_rc[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1];
 
 /*
- * mm/slab_common.c's kmalloc_size_index (not exported): the index of the class of a
- * size up to 192, by (size - 1) / 8. The kernel rewrites its table at boot only where
- * KMALLOC_MIN_SIZE is above 8.
+ * kmalloc_index() of every size a class may serve, by (size - 1) / 8: mm/slab_common.c's
+ * kmalloc_size_index up to 192 (not exported; the kernel rewrites it at boot only where
+ * KMALLOC_MIN_SIZE is above 8), fls(size - 1) above. Filled before the kmalloc hooks are
+ * registered; the trampolines read it (direct.S).
  */
 static_assert(KMALLOC_MIN_SIZE == 8);
-static u8 rslub_kmalloc_index_small[24];
+static_assert(KMALLOC_MAX_CACHE_SIZE == RSLUB_KMALLOC_MAX_CACHE_SIZE);
+static_assert(KMALLOC_NORMAL == 0);
+u8 rslub_kmalloc_index[RSLUB_KMALLOC_MAX_CACHE_SIZE / 8];
 
-static __always_inline unsigned int rslub_kmalloc_index(size_t size)
+/* The kmalloc_index() of @size, which is 1 to KMALLOC_MAX_CACHE_SIZE. */
+static __always_inline unsigned int rslub_kmalloc_index_of(size_t size)
 {
-	return size <= 192 ? rslub_kmalloc_index_small[(size - 1) / 8] : fls(size - 1);
+	return rslub_kmalloc_index[(size - 1) / 8];
 }
+
+/*
+ * The flags that make a request other than KMALLOC_NORMAL (KMALLOC_NOT_NORMAL_BITS), and
+ * those of them that rslub never serves: DMA, and __GFP_ACCOUNT under CONFIG_MEMCG
+ * (rslub_charged(); a reclaimable accounted request is KMALLOC_RECLAIM's, and still
+ * charged). Read by the kmalloc trampolines (direct.S).
+ */
+u32 rslub_kmalloc_not_normal = (__force u32)KMALLOC_NOT_NORMAL_BITS;
+u32 rslub_kmalloc_never = (__force u32)(__GFP_DMA | (IS_ENABLED(CONFIG_MEMCG) ? __GFP_ACCOUNT : 0));
 
 #ifdef RSLUB_INJECT
 /*
@@ -1151,10 +1171,21 @@ static __always_inline unsigned int rslub_kmalloc_index(size_t size)
  * classes the suite destroys.
  */
 static struct task_struct *rslub_kmalloc_task;
-#ifdef RSLUB_INJECT
 /* Test-only: rslub_kmalloc_fail_next() was called (under the backing lock). */
 static bool rslub_kmalloc_fail;
-#endif
+
+/* Whether the test-only limit keeps rslub from serving a kmalloc called from @ip. */
+static __always_inline bool rslub_kmalloc_limited(unsigned long ip)
+{
+	struct task_struct *t = READ_ONCE(rslub_kmalloc_task);
+
+	return t && (current != t || !within_module(ip, THIS_MODULE));
+}
+#else
+static __always_inline bool rslub_kmalloc_limited(unsigned long ip)
+{
+	return false;
+}
 #endif
 
 /* Where the kmalloc entry points keep their arguments (the parameter lists vary). */
@@ -1200,14 +1231,13 @@ static __always_inline void *rslub_kmalloc_get(size_t size, kmem_buckets *b, gfp
 					       kmalloc_token_t token,
 					       struct rslub_backing **held)
 {
-	*held = NULL;
 	if (!rslub_kmalloc_size_ok(size, flags))
 		return NULL;
 	if (unlikely(b)) {
-		*held = rslub_get((*b)[rslub_kmalloc_index(size)]);
+		*held = rslub_get((*b)[rslub_kmalloc_index_of(size)]);
 		return *held ? (*held)->rc : NULL;
 	}
-	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index(size)]);
+	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index_of(size)]);
 }
 
 /* The handler's side of rslub_kmalloc_get(): whether it would return a class. */
@@ -1218,8 +1248,8 @@ static __always_inline bool rslub_kmalloc_served(size_t size, kmem_buckets *b, g
 		return false;
 	if (unlikely(b))
 		/* An ordinary cache: looked up, or sighted, as kmem_cache_alloc()'s. */
-		return rslub_alloc_backed((*b)[rslub_kmalloc_index(size)], flags);
-	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index(size)]);
+		return rslub_alloc_backed((*b)[rslub_kmalloc_index_of(size)], flags);
+	return READ_ONCE(rslub_kmalloc_rc[kmalloc_type(flags, token)][rslub_kmalloc_index_of(size)]);
 }
 
 /*
@@ -1231,9 +1261,9 @@ static __always_inline void *rslub_kmalloc_class_of(struct kmem_cache *s, gfp_t 
 {
 	unsigned int i, t;
 
-	if (unlikely(!s) || rslub_charged(flags))
+	if (unlikely(!s) || rslub_charged(flags) || s->object_size - 1 >= KMALLOC_MAX_CACHE_SIZE)
 		return NULL;
-	i = rslub_kmalloc_index(s->object_size);
+	i = rslub_kmalloc_index_of(s->object_size);
 	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
 		if (kmalloc_caches[t][i] == s)
 			return READ_ONCE(rslub_kmalloc_rc[t][i]);
@@ -1242,74 +1272,144 @@ static __always_inline void *rslub_kmalloc_class_of(struct kmem_cache *s, gfp_t 
 }
 
 /*
- * The replacements. Each takes its class again (the handler's answer is not passed on)
- * and, should there be none by now (the suites remove the hooks), calls the kernel's
- * function, which the handler then lets through.
+ * The kernel's function @fn for a call rslub does not serve after all: with direct calls,
+ * past its call site (its thunk, direct.S: its trampoline would send the call back here);
+ * with the handler, @fn itself, which the handler lets through. Holding the module
+ * (RSLUB_HOLDING_MODULE): the kernel's function may sleep.
  */
-static notrace void *rslub_r_kmalloc_node_track_caller(DECL_KMALLOC_PARAMS(size, b, token),
-						       gfp_t flags, int node,
-						       unsigned long caller)
+#ifdef RSLUB_DIRECT_KMALLOC
+static bool rslub_kmalloc_direct;
+#define RSLUB_KMALLOC_KERNEL(fn, ...)                                                        \
+	RSLUB_HOLDING_MODULE(READ_ONCE(rslub_kmalloc_direct) ? rslub_k_##fn(__VA_ARGS__) : \
+							       fn(__VA_ARGS__))
+#else
+#define RSLUB_KMALLOC_KERNEL(fn, ...) RSLUB_HOLDING_MODULE(fn(__VA_ARGS__))
+#endif
+
+/*
+ * The replacements. The direct ones (rslub_dr_*) are given the class by their trampoline,
+ * or NULL to take it themselves; the handler's (rslub_r_*) always take it (its answer is
+ * not passed on). Where there is none by now (the suites remove the hooks; a bucket
+ * unbacked), the kernel's function serves. @ip is the caller's return address.
+ */
+static __always_inline void *rslub_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
+						int node, unsigned long caller, void *rc,
+						unsigned long ip)
 {
-	struct rslub_backing *held;
-	void *rc = rslub_kmalloc_get(size, PASS_BUCKET_PARAM(b), flags, PASS_TOKEN_PARAM(token),
-				     &held);
+	struct rslub_backing *held = NULL;
 	void *p;
 
+	if (unlikely(rslub_kmalloc_limited(ip)))
+		rc = NULL;
+	else if (!rc)
+		rc = rslub_kmalloc_get(size, PASS_BUCKET_PARAM(b), flags, PASS_TOKEN_PARAM(token),
+				       &held);
 	if (!rc)
-		return RSLUB_HOLDING_MODULE(__kmalloc_node_track_caller_noprof(
-			PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller));
+		return RSLUB_KMALLOC_KERNEL(__kmalloc_node_track_caller_noprof,
+					    PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller);
 	p = rslub_cache_alloc_node(rc, flags, node);
 	if (held)
 		rslub_put(held);
 	return rslub_kasan_kmalloc(p, size, flags);
 }
 
+notrace void *rslub_dr_kmalloc_track_caller(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
+					    int node, unsigned long caller, void *rc)
+{
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller, rc,
+				  _RET_IP_);
+}
+
+notrace void *rslub_dr_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node,
+				    void *rc)
+{
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, _RET_IP_, rc,
+				  _RET_IP_);
+}
+
+notrace void *rslub_dr_kmalloc(DECL_TOKEN_PARAMS(size, token), gfp_t flags, void *rc)
+{
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, NULL, token), flags, NUMA_NO_NODE,
+				  _RET_IP_, rc, _RET_IP_);
+}
+
+static notrace void *rslub_r_kmalloc_node_track_caller(DECL_KMALLOC_PARAMS(size, b, token),
+						       gfp_t flags, int node,
+						       unsigned long caller)
+{
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller, NULL,
+				  _RET_IP_);
+}
+
 static notrace void *rslub_r_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
 					  int node)
 {
-	return rslub_r_kmalloc_node_track_caller(PASS_KMALLOC_PARAMS(size, b, token), flags, node,
-						 _RET_IP_);
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, _RET_IP_, NULL,
+				  _RET_IP_);
 }
 
 static notrace void *rslub_r_kmalloc(DECL_TOKEN_PARAMS(size, token), gfp_t flags)
 {
-	return rslub_r_kmalloc_node_track_caller(PASS_KMALLOC_PARAMS(size, NULL, token), flags,
-						 NUMA_NO_NODE, _RET_IP_);
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, NULL, token), flags, NUMA_NO_NODE,
+				  _RET_IP_, NULL, _RET_IP_);
+}
+
+static __always_inline void *rslub_kmalloc_cache(struct kmem_cache *s, gfp_t flags, int node,
+						 size_t size, void *rc, unsigned long ip)
+{
+	if (unlikely(rslub_kmalloc_limited(ip)))
+		rc = NULL;
+	else if (!rc)
+		rc = rslub_kmalloc_class_of(s, flags);
+	if (!rc)
+		return RSLUB_KMALLOC_KERNEL(__kmalloc_cache_node_noprof, s, flags, node, size);
+	return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
+}
+
+notrace void *rslub_dr_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node,
+					  size_t size, void *rc)
+{
+	return rslub_kmalloc_cache(s, flags, node, size, rc, _RET_IP_);
+}
+
+notrace void *rslub_dr_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size, void *rc)
+{
+	return rslub_kmalloc_cache(s, flags, NUMA_NO_NODE, size, rc, _RET_IP_);
 }
 
 static notrace void *rslub_r_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node,
 						size_t size)
 {
-	void *rc = rslub_kmalloc_class_of(s, flags);
-
-	if (!rc)
-		return RSLUB_HOLDING_MODULE(__kmalloc_cache_node_noprof(s, flags, node, size));
-	return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
+	return rslub_kmalloc_cache(s, flags, node, size, NULL, _RET_IP_);
 }
 
 static notrace void *rslub_r_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size)
 {
-	return rslub_r_kmalloc_cache_node(s, flags, NUMA_NO_NODE, size);
+	return rslub_kmalloc_cache(s, flags, NUMA_NO_NODE, size, NULL, _RET_IP_);
 }
 
 /*
  * kvmalloc(): a class with mm/slub.c's adjusted flags, as the kernel tries kmalloc
  * first; a request above a page that the class cannot take goes to vmalloc, as the
  * kernel's does (vmalloc_huge_node() is __vmalloc_node_range() with the huge-page flag
- * kvmalloc() sets, which does nothing below PMD_SIZE). The handler sends here only an
- * alignment vmalloc gives by itself.
+ * kvmalloc() sets, which does nothing below PMD_SIZE). An alignment above a page, which
+ * vmalloc must give, stays the kernel's.
  */
-static notrace void *rslub_r_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
-				      gfp_t flags, int node)
+static __always_inline void *rslub_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token),
+					    unsigned long align, gfp_t flags, int node, void *rc,
+					    unsigned long ip)
 {
-	struct rslub_backing *held;
-	void *rc = rslub_kmalloc_get(size, PASS_BUCKET_PARAM(b), flags, PASS_TOKEN_PARAM(token),
-				     &held);
+	struct rslub_backing *held = NULL;
 	void *p;
 
+	if (unlikely(align > PAGE_SIZE || rslub_kmalloc_limited(ip)))
+		rc = NULL;
+	else if (!rc)
+		rc = rslub_kmalloc_get(size, PASS_BUCKET_PARAM(b), flags, PASS_TOKEN_PARAM(token),
+				       &held);
 	if (!rc)
-		return RSLUB_HOLDING_MODULE(__kvmalloc_node_noprof(PASS_KMALLOC_PARAMS(size, b, token),
-								  align, flags, node));
+		return RSLUB_KMALLOC_KERNEL(__kvmalloc_node_noprof,
+					    PASS_KMALLOC_PARAMS(size, b, token), align, flags, node);
 	p = rslub_cache_alloc_node(rc, rslub_kvmalloc_gfp(flags, size), node);
 	if (held)
 		rslub_put(held);
@@ -1318,18 +1418,40 @@ static notrace void *rslub_r_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsig
 	return RSLUB_HOLDING_MODULE(vmalloc_huge_node_noprof(size, flags, node));
 }
 
+notrace void *rslub_dr_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
+				gfp_t flags, int node, void *rc)
+{
+	return rslub_kvmalloc(PASS_KMALLOC_PARAMS(size, b, token), align, flags, node, rc,
+			      _RET_IP_);
+}
+
+static notrace void *rslub_r_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
+				      gfp_t flags, int node)
+{
+	return rslub_kvmalloc(PASS_KMALLOC_PARAMS(size, b, token), align, flags, node, NULL,
+			      _RET_IP_);
+}
+
 /*
- * kvrealloc(): of NULL, a kvmalloc(); of an rslub object, mm/slub.c's own steps through
- * the hooked functions (krealloc() of it is rslub's, and a kvmalloc() fallback is served
- * where it can be), which the kernel's may call inline, where no hook sees them.
+ * kvrealloc(): of NULL, a kvmalloc() (of @rc where the trampoline found it); of an rslub
+ * object, mm/slub.c's own steps through the hooked functions (krealloc() of it is
+ * rslub's, and a kvmalloc() fallback is served where it can be), which the kernel's may
+ * call inline, where no hook sees them.
  */
-static notrace void *rslub_r_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token),
-				       unsigned long align, gfp_t flags, int nid)
+static __always_inline void *rslub_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token),
+					     unsigned long align, gfp_t flags, int nid, void *rc,
+					     unsigned long ip)
 {
 	void *n;
 
-	if (!p)
-		return rslub_r_kvmalloc(PASS_KMALLOC_PARAMS(size, NULL, token), align, flags, nid);
+	if (!p) {
+		if (unlikely(align > PAGE_SIZE || rslub_kmalloc_limited(ip)))
+			return RSLUB_KMALLOC_KERNEL(kvrealloc_node_align_noprof, NULL,
+						    PASS_TOKEN_PARAMS(size, token), align, flags,
+						    nid);
+		return rslub_kvmalloc(PASS_KMALLOC_PARAMS(size, NULL, token), align, flags, nid, rc,
+				      ip);
+	}
 	n = krealloc_node_align_noprof(p, PASS_TOKEN_PARAMS(size, token), align,
 				       rslub_kvmalloc_gfp(flags, size), nid);
 	if (n)
@@ -1342,6 +1464,18 @@ static notrace void *rslub_r_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, to
 	return n;
 }
 
+notrace void *rslub_dr_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token), unsigned long align,
+				 gfp_t flags, int nid, void *rc)
+{
+	return rslub_kvrealloc(p, PASS_TOKEN_PARAMS(size, token), align, flags, nid, rc, _RET_IP_);
+}
+
+static notrace void *rslub_r_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token),
+				       unsigned long align, gfp_t flags, int nid)
+{
+	return rslub_kvrealloc(p, PASS_TOKEN_PARAMS(size, token), align, flags, nid, NULL,
+			       _RET_IP_);
+}
 
 /* The kmalloc entry points, most called first. */
 #define RSLUB_KMALLOC_HOOKED(X)						\
@@ -1367,11 +1501,8 @@ static __always_inline unsigned long rslub_kmalloc_target(unsigned long ip,
 		if (p)
 			return RSLUB_TO(rslub_foreign_kv(p), rslub_r_kvrealloc);
 	}
-#ifdef RSLUB_INJECT
-	if (READ_ONCE(rslub_kmalloc_task) &&
-	    (current != READ_ONCE(rslub_kmalloc_task) || !within_module(parent_ip, THIS_MODULE)))
+	if (rslub_kmalloc_limited(parent_ip))
 		return 0;
-#endif
 	if (!alloc)
 		return 0;
 	if (RSLUB_AT(ip, __kmalloc_cache_noprof))
@@ -1483,6 +1614,12 @@ int rslub_kmalloc_caches(struct kmem_cache **kcs, int max)
 	return n;
 }
 
+/* Direct calls for the kmalloc family (below). */
+static bool rslub_kmalloc_direct_wanted(void);
+static int rslub_kmalloc_direct_register(void);
+static bool rslub_kmalloc_direct_unregister(void);
+static bool rslub_kmalloc_direct_on(void);
+
 /*
  * Serves kmalloc from the classes @rc[i], each of kernel cache @kc[i] (@n of them, from
  * rslub_kmalloc_caches()), until rslub_unhook_kmalloc(): the classes must stay until
@@ -1493,8 +1630,8 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 	static const unsigned long fns[] = { RSLUB_KMALLOC_HOOKED(RSLUB_FN_ADDR) };
 	int t, i, j, ret;
 
-	for (i = 0; i < ARRAY_SIZE(rslub_kmalloc_index_small); i++)
-		rslub_kmalloc_index_small[i] = __kmalloc_index(8 * (i + 1), false);
+	for (i = 0; i < ARRAY_SIZE(rslub_kmalloc_index); i++)
+		rslub_kmalloc_index[i] = __kmalloc_index(8 * (i + 1), false);
 	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
 		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
 			for (j = 0; j < n; j++) {
@@ -1510,6 +1647,12 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 		goto out;
 	}
 #endif
+	if (rslub_kmalloc_direct_wanted()) {
+		ret = rslub_kmalloc_direct_register();
+		if (ret)
+			goto out;
+		return 0;
+	}
 	ret = rslub_ops_register(&rslub_kmalloc_ops, fns, RSLUB_NR_KMALLOC_HOOKED, "kmalloc");
 	if (ret)
 		goto out;
@@ -1526,8 +1669,10 @@ out:
  */
 void rslub_unhook_kmalloc(void)
 {
-	unregister_ftrace_function(&rslub_kmalloc_ops);
-	ftrace_free_filter(&rslub_kmalloc_ops);
+	if (!rslub_kmalloc_direct_unregister()) {
+		unregister_ftrace_function(&rslub_kmalloc_ops);
+		ftrace_free_filter(&rslub_kmalloc_ops);
+	}
 	memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
 }
 
@@ -1550,7 +1695,7 @@ bool rslub_kmalloc_hooked(void)
 {
 	int t, i;
 
-	if (rslub_kmalloc_ops.flags & FTRACE_OPS_FL_ENABLED)
+	if ((rslub_kmalloc_ops.flags & FTRACE_OPS_FL_ENABLED) || rslub_kmalloc_direct_on())
 		return true;
 	for (t = 0; t < NR_KMALLOC_TYPES; t++)
 		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
@@ -1621,27 +1766,64 @@ notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
 	return backed;
 }
 
-static const struct rslub_direct_site {
+struct rslub_direct_site {
 	void *fn;
 	void *tramp;
-} rslub_direct_sites[] = {
+};
+
+/* The functions hooked by direct calls with the others (rslub_hook_init()). */
+static const struct rslub_direct_site rslub_direct_sites[] = {
 	{ kfree, rslub_direct_kfree },
 	{ kmem_cache_free, rslub_direct_free },
 	{ kmem_cache_alloc_noprof, rslub_direct_alloc },
 	{ kmem_cache_alloc_node_noprof, rslub_direct_alloc_node },
+	{ kmem_cache_alloc_lru_noprof, rslub_direct_alloc_lru },
+	{ kmem_cache_alloc_bulk_noprof, rslub_direct_alloc_bulk },
+	{ kmem_cache_free_bulk, rslub_direct_free_bulk },
+	{ ksize, rslub_direct_ksize },
+	{ krealloc_node_align_noprof, rslub_direct_krealloc },
+	/* Not hooked by the handler: kvfree() calls kfree(), which is. */
+	{ kvfree, rslub_direct_kvfree },
+	{ kvfree_call_rcu, rslub_direct_kvfree_rcu },
+	{ kfree_call_rcu_nolock, rslub_direct_kfree_rcu_nolock },
+#ifdef CONFIG_HARDENED_USERCOPY
+	{ __check_object_size, rslub_direct_usercopy },
+#endif
 };
 #define RSLUB_NR_DIRECT ARRAY_SIZE(rslub_direct_sites)
 
+/* The kmalloc family's, hooked in whole-kernel mode only (rslub_hook_kmalloc()). */
+static const struct rslub_direct_site rslub_direct_kmalloc_sites[] = {
+#ifdef RSLUB_DIRECT_KMALLOC
+	{ __kmalloc_cache_noprof, rslub_direct_kmalloc_cache },
+	{ __kmalloc_noprof, rslub_direct_kmalloc },
+	{ __kmalloc_node_track_caller_noprof, rslub_direct_kmalloc_track_caller },
+	{ __kmalloc_node_noprof, rslub_direct_kmalloc_node },
+	{ __kmalloc_cache_node_noprof, rslub_direct_kmalloc_cache_node },
+	{ __kvmalloc_node_noprof, rslub_direct_kvmalloc },
+	{ kvrealloc_node_align_noprof, rslub_direct_kvrealloc },
+#endif
+};
+#define RSLUB_NR_DIRECT_KMALLOC ARRAY_SIZE(rslub_direct_kmalloc_sites)
+static_assert(RSLUB_NR_DIRECT_KMALLOC == 0 || RSLUB_NR_DIRECT_KMALLOC == RSLUB_NR_KMALLOC_HOOKED);
+
 /*
- * ftrace marks a module's ops FTRACE_OPS_FL_DYNAMIC anyway: removing one then waits for
- * RCU Tasks (and its rude flavour), hence for every task between a call site and the end
- * of a trampoline or of rslub_d_*(), which never sleep, before the text may go.
+ * One ftrace_ops each, as an ops has one trampoline (what would take several,
+ * update_ftrace_direct_add(), is not exported). ftrace marks a module's ops
+ * FTRACE_OPS_FL_DYNAMIC anyway: removing one then waits for RCU Tasks (and its rude
+ * flavour), hence for every task between a call site and the end of a trampoline or of
+ * rslub_d_*(), which never sleep, before the text may go.
  */
 static struct ftrace_ops rslub_direct_ops[RSLUB_NR_DIRECT] = {
 	[0 ... RSLUB_NR_DIRECT - 1] = { .flags = FTRACE_OPS_FL_DYNAMIC },
 };
-/* Whether the direct calls are registered (with the hooks, under the backing's lock). */
-static bool rslub_direct_used;
+#ifdef RSLUB_DIRECT_KMALLOC
+static struct ftrace_ops rslub_direct_kmalloc_ops[RSLUB_NR_DIRECT_KMALLOC] = {
+	[0 ... RSLUB_NR_DIRECT_KMALLOC - 1] = { .flags = FTRACE_OPS_FL_DYNAMIC },
+};
+#else
+static struct ftrace_ops rslub_direct_kmalloc_ops[1];
+#endif
 
 static unsigned long rslub_direct_addr(const struct rslub_direct_site *d)
 {
@@ -1695,6 +1877,9 @@ static bool rslub_direct_site_patched(const struct rslub_direct_site *d)
 	return k == RSLUB_SITE_CALL || (k == RSLUB_SITE_JMP && to == (unsigned long)d->tramp);
 }
 
+/* The size of the direct map's region, which RSLUB_PAGE_OF compares an address with. */
+unsigned long rslub_direct_map_bytes;
+
 /* Whether the hooks about to be registered use direct calls (the direct= parameter). */
 static bool rslub_direct_wanted(void)
 {
@@ -1702,10 +1887,23 @@ static bool rslub_direct_wanted(void)
 
 	if (!READ_ONCE(rslub_direct_param))
 		return false;
-	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
-		if (!rslub_direct_site_ok(rslub_direct_sites[i].fn)) {
+	/*
+	 * RSLUB_OWN_SLAB sends a page whose word at offset 8 lies below vmemmap_base to the
+	 * kernel at once: rslub's shadows (module data) lie above, as x86-64's layout has it.
+	 */
+	if ((unsigned long)rslub_shadows < vmemmap_base) {
+		pr_warn_once("rslub: the shadow caches lie below vmemmap: hooked without direct calls\n");
+		return false;
+	}
+	WRITE_ONCE(rslub_direct_map_bytes, vmalloc_base - page_offset_base);
+	for (i = 0; i < RSLUB_NR_DIRECT + RSLUB_NR_DIRECT_KMALLOC; i++) {
+		const void *fn = i < RSLUB_NR_DIRECT ?
+					 rslub_direct_sites[i].fn :
+					 rslub_direct_kmalloc_sites[i - RSLUB_NR_DIRECT].fn;
+
+		if (!rslub_direct_site_ok(fn)) {
 			pr_warn_once("rslub: %ps's ftrace call site is not at +%d: hooked without direct calls\n",
-				     rslub_direct_sites[i].fn, RSLUB_SITE);
+				     fn, RSLUB_SITE);
 			return false;
 		}
 	}
@@ -1724,25 +1922,29 @@ static bool rslub_is_direct(unsigned long fn)
 	return false;
 }
 
-static void rslub_direct_unregister(int n)
+/* Unregisters the first @n of the direct calls @sites, @ops. */
+static void rslub_direct_unregister(const struct rslub_direct_site *sites, struct ftrace_ops *ops,
+				    int n)
 {
 	while (n--)
-		unregister_ftrace_direct(&rslub_direct_ops[n],
-					 rslub_direct_addr(&rslub_direct_sites[n]), true);
+		unregister_ftrace_direct(&ops[n], rslub_direct_addr(&sites[n]), true);
 }
 
-/* Registers the direct calls: 0, or -errno with a message (none is left registered). */
-static int rslub_direct_register(void)
+/*
+ * Registers the @n direct calls @sites with @ops: 0, or -errno with a message (none is
+ * left registered).
+ */
+static int rslub_direct_register(const struct rslub_direct_site *sites, struct ftrace_ops *ops,
+				 int n)
 {
 	int i, ret;
 
-	for (i = 0; i < RSLUB_NR_DIRECT; i++) {
-		const struct rslub_direct_site *d = &rslub_direct_sites[i];
-		struct ftrace_ops *ops = &rslub_direct_ops[i];
+	for (i = 0; i < n; i++) {
+		const struct rslub_direct_site *d = &sites[i];
 
-		ret = ftrace_set_filter_ip(ops, (unsigned long)d->fn + RSLUB_SITE, 0, 0);
+		ret = ftrace_set_filter_ip(&ops[i], (unsigned long)d->fn + RSLUB_SITE, 0, 0);
 		if (!ret)
-			ret = register_ftrace_direct(ops, rslub_direct_addr(d));
+			ret = register_ftrace_direct(&ops[i], rslub_direct_addr(d));
 		/*
 		 * The site now jumps to the trampoline, or calls ftrace's caller where a
 		 * tracer shares it; anything else and direct.S would not be entered as @fn.
@@ -1750,21 +1952,25 @@ static int rslub_direct_register(void)
 		if (!ret && !rslub_direct_site_patched(d)) {
 			pr_err("rslub: %ps's call site is not a jmp to its trampoline after registration\n",
 			       d->fn);
-			unregister_ftrace_direct(ops, rslub_direct_addr(d), false);
+			unregister_ftrace_direct(&ops[i], rslub_direct_addr(d), false);
 			ret = -EINVAL;
 		}
 		if (ret) {
 			pr_err("rslub: cannot hook %ps by a direct call (%d): has it one already (BPF fentry/fexit, the other rslub module) or is it live-patched?\n",
 			       d->fn, ret);
-			ftrace_free_filter(ops);
-			rslub_direct_unregister(i);
+			ftrace_free_filter(&ops[i]);
+			rslub_direct_unregister(sites, ops, i);
 			return ret;
 		}
 	}
 	return 0;
 }
 #else
-static bool rslub_direct_used;
+#define RSLUB_NR_DIRECT 0
+#define RSLUB_NR_DIRECT_KMALLOC 0
+struct rslub_direct_site;
+static struct ftrace_ops rslub_direct_ops[1], rslub_direct_kmalloc_ops[1];
+static const struct rslub_direct_site *rslub_direct_sites, *rslub_direct_kmalloc_sites;
 
 static bool rslub_direct_wanted(void)
 {
@@ -1776,16 +1982,69 @@ static bool rslub_is_direct(unsigned long fn)
 	return false;
 }
 
-static int rslub_direct_register(void)
+static int rslub_direct_register(const struct rslub_direct_site *sites, struct ftrace_ops *ops,
+				 int n)
 {
 	return -EOPNOTSUPP;
 }
 
-static void rslub_direct_unregister(int n)
+static void rslub_direct_unregister(const struct rslub_direct_site *sites, struct ftrace_ops *ops,
+				    int n)
 {
 }
-#define RSLUB_NR_DIRECT 0
 #endif
+
+/*
+ * The kmalloc family by direct calls, where the other hooks use them and the kernel's
+ * kmalloc_caches[] has the one ordinary row direct.S reads (RSLUB_DIRECT_KMALLOC).
+ */
+static bool rslub_kmalloc_direct_wanted(void)
+{
+	return RSLUB_NR_DIRECT_KMALLOC && READ_ONCE(rslub_direct_used);
+}
+
+/* Registers them: 0, or -errno with a message (none is left registered). */
+static int rslub_kmalloc_direct_register(void)
+{
+#ifdef RSLUB_DIRECT_KMALLOC
+	int ret;
+
+	/* Only the trampolines, registered below, ever give a call back to the kernel. */
+	WRITE_ONCE(rslub_kmalloc_direct, true);
+	ret = rslub_direct_register(rslub_direct_kmalloc_sites, rslub_direct_kmalloc_ops,
+				    RSLUB_NR_DIRECT_KMALLOC);
+	if (ret)
+		WRITE_ONCE(rslub_kmalloc_direct, false);
+	return ret;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+/* Unregisters them if they are registered: whether they were. */
+static bool rslub_kmalloc_direct_unregister(void)
+{
+#ifdef RSLUB_DIRECT_KMALLOC
+	if (!rslub_kmalloc_direct)
+		return false;
+	rslub_direct_unregister(rslub_direct_kmalloc_sites, rslub_direct_kmalloc_ops,
+				RSLUB_NR_DIRECT_KMALLOC);
+	WRITE_ONCE(rslub_kmalloc_direct, false);
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* Whether they are registered (the suites ask). */
+static __maybe_unused bool rslub_kmalloc_direct_on(void)
+{
+#ifdef RSLUB_DIRECT_KMALLOC
+	return READ_ONCE(rslub_kmalloc_direct);
+#else
+	return false;
+#endif
+}
 
 /*
  * Registers the hooks on the kernel's functions, and holds the module (rmmod is refused)
@@ -1809,13 +2068,13 @@ int rslub_hook_init(void)
 	if (ret)
 		goto out;
 	if (direct) {
-		ret = rslub_direct_register();
+		ret = rslub_direct_register(rslub_direct_sites, rslub_direct_ops, RSLUB_NR_DIRECT);
 		if (ret) {
 			unregister_ftrace_function(&rslub_hook_ops);
 			goto out;
 		}
 	}
-	rslub_direct_used = direct;
+	WRITE_ONCE(rslub_direct_used, direct);
 	/* rmmod must wait until nothing is backed and no backed object is alive. */
 	__module_get(THIS_MODULE);
 	return 0;
@@ -1839,8 +2098,8 @@ static bool rslub_hooks_used;
 void rslub_hook_exit(void)
 {
 	if (rslub_direct_used)
-		rslub_direct_unregister(RSLUB_NR_DIRECT);
-	rslub_direct_used = false;
+		rslub_direct_unregister(rslub_direct_sites, rslub_direct_ops, RSLUB_NR_DIRECT);
+	WRITE_ONCE(rslub_direct_used, false);
 	unregister_ftrace_function(&rslub_hook_ops);
 	ftrace_free_filter(&rslub_hook_ops);
 	/* Nothing can be queued any more; what was is freed, and its work has returned. */
