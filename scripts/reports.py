@@ -121,6 +121,8 @@ NOT_REPORTS = [
     # (scripts/bench_whole.sh).
     ("ftrace call site is not at +%d: hooked without direct calls",
      "a slower but correct fallback; the benchmarks refuse it"),
+    ("the shadow caches lie below vmemmap: hooked without direct calls",
+     "a slower but correct fallback; the benchmarks refuse it"),
 ]
 
 EXPECTED_BEGIN = re.compile(r"rslub-test: reports expected of (\S+)")

@@ -25,12 +25,12 @@ mod tests {
         test_shim::{
             check_object_size, direct_alloc, direct_alloc_node, direct_count, direct_free,
             direct_kfree, direct_param, direct_sites_patched, direct_state, expect_reports,
-            kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
+            is_vmalloc, kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
             kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc,
-            is_vmalloc, kmem_cache_charge, krealloc, ksize, ksize_krealloc_skipped, kvfree,
-            kvmalloc, module_refcount, msleep,
-            node_of, on_slab_page, read_file, set_before_destroy, set_usercopy_caught, skip,
-            write_file, HotTracer, KernelCache, Memcg, Mempool, Thread, Tick,
+            kmem_cache_charge, krealloc, ksize, ksize_krealloc_skipped, kvfree, kvmalloc,
+            module_refcount, msleep, node_of, on_slab_page, read_file, set_before_destroy,
+            set_usercopy_caught, skip, write_file, HotTracer, KernelCache, Memcg, Mempool, Thread,
+            Tick,
         },
         topology,
     };
@@ -276,7 +276,9 @@ mod tests {
         let large = kmalloc(4 * bindings::PAGE_SIZE, Gfp::KERNEL);
         // Above the largest block of pages (MAX_PAGE_ORDER's 4 MiB): vmalloc's.
         let vm = kvmalloc(8 << 20, Gfp::KERNEL);
-        assert!(small.iter().all(|&p| p != 0 && on_slab_page(p) && !rslub_owns(p)));
+        assert!(small
+            .iter()
+            .all(|&p| p != 0 && on_slab_page(p) && !rslub_owns(p)));
         assert!(large != 0 && !on_slab_page(large) && vm != 0 && is_vmalloc(vm));
 
         // SAFETY: every object is live until it is given to exactly one function that

@@ -19,11 +19,10 @@ mod tests {
         gfp::Gfp,
         inject::{install, Point},
         test_shim::{
-            defer, direct_param, direct_sites_patched, direct_state, is_vmalloc, kfree,
-            kmalloc, kmalloc_512_node, kmalloc_64, kmalloc_cache, kmalloc_node,
-            kmalloc_size_roundup, kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc,
-            kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok,
-            KernelCache, Thread,
+            defer, direct_param, direct_sites_patched, direct_state, is_vmalloc, kfree, kmalloc,
+            kmalloc_512_node, kmalloc_64, kmalloc_cache, kmalloc_node, kmalloc_size_roundup,
+            kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc, kvrealloc, memcg,
+            meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok, KernelCache, Thread,
         },
     };
     use core::{

@@ -1440,7 +1440,12 @@ pub(crate) fn kmalloc_512_node(gfp: crate::gfp::Gfp, node: i32) -> usize {
 /// `__kmalloc_cache_noprof(kc, gfp, size)` (`node` -1) or `__kmalloc_cache_node_noprof()`:
 /// the constant-size entry points given a cache of the caller's choosing (which must hold
 /// `size` bytes); see [`kmalloc`].
-pub(crate) fn kmalloc_cache(kc: &KernelCache, gfp: crate::gfp::Gfp, size: usize, node: i32) -> usize {
+pub(crate) fn kmalloc_cache(
+    kc: &KernelCache,
+    gfp: crate::gfp::Gfp,
+    size: usize,
+    node: i32,
+) -> usize {
     // SAFETY: `kc` is a live cache; any flags and node.
     unsafe { ffi::rslub_test_kmalloc_cache(kc.raw().as_ptr(), gfp.raw(), size, node) }
 }

@@ -2068,13 +2068,19 @@ int rslub_hook_init(void)
 	if (ret)
 		goto out;
 	if (direct) {
+		/*
+		 * Before the first trampoline runs: a replacement gives the kernel's calls
+		 * back past the call site while it is set (rslub_r_free_bulk()), and would
+		 * enter the trampoline again, and again, without.
+		 */
+		WRITE_ONCE(rslub_direct_used, true);
 		ret = rslub_direct_register(rslub_direct_sites, rslub_direct_ops, RSLUB_NR_DIRECT);
 		if (ret) {
+			WRITE_ONCE(rslub_direct_used, false);
 			unregister_ftrace_function(&rslub_hook_ops);
 			goto out;
 		}
 	}
-	WRITE_ONCE(rslub_direct_used, direct);
 	/* rmmod must wait until nothing is backed and no backed object is alive. */
 	__module_get(THIS_MODULE);
 	return 0;
