@@ -47,6 +47,7 @@ use core::{
     },
 };
 use kernel::{
+    bindings,
     cpu::CpuId,
     prelude::*,
     time::{delay::fsleep, Delta},
@@ -671,19 +672,71 @@ pub(crate) fn hook_cost() -> Result {
     let k = Kernel::new(c"bench_hook_plain", 64)?;
     let other = Kernel::new(c"bench_hook_backed", 64)?;
     let mut v = KVec::from_elem(ptr::null_mut::<c_void>(), 16, GFP_KERNEL)?;
-    let kfree_pair = || {
-        measure(2000, || {
-            for _ in 0..2000 {
-                let p = test_shim::kmalloc(64, Gfp::NOWAIT);
-                // SAFETY: allocated just above (or null, which kfree() takes), freed once.
-                unsafe { test_shim::kfree(black_box(p)) };
-            }
-        })
-    };
-    let run = |v: &mut KVec<*mut c_void>| {
+    // One kmalloc object that ksize() and krealloc() are asked about in place.
+    let held = test_shim::kmalloc(64, Gfp::NOWAIT);
+    if held == 0 {
+        return Err(ENOMEM);
+    }
+    // Each entry point, on objects and caches of the kernel's: (key, measured operation).
+    let run = |v: &mut KVec<*mut c_void>| -> Result<KVec<Centi>> {
         on_cpu(0, || {
-            (pair(&k, 2000), bulk(&k, &mut v[..], 100), kfree_pair())
-        })
+            let mut r = KVec::new();
+            r.push(pair(&k, 2000), GFP_KERNEL)?;
+            r.push(bulk(&k, &mut v[..], 100), GFP_KERNEL)?;
+            for size in [64, 8192] {
+                r.push(
+                    measure(2000, || {
+                        for _ in 0..2000 {
+                            let p = test_shim::kmalloc(size, Gfp::NOWAIT);
+                            // SAFETY: allocated just above (or null, which kfree() takes),
+                            // freed once.
+                            unsafe { test_shim::kfree(black_box(p)) };
+                        }
+                    }),
+                    GFP_KERNEL,
+                )?;
+            }
+            r.push(pair_node(&k, 0, 2000), GFP_KERNEL)?;
+            r.push(
+                measure(2000, || {
+                    for _ in 0..2000 {
+                        let p = k.alloc_lru();
+                        k.free(black_box(p));
+                    }
+                }),
+                GFP_KERNEL,
+            )?;
+            r.push(
+                measure(2000, || {
+                    for _ in 0..2000 {
+                        // SAFETY: `held` is a live kmalloc object.
+                        black_box(unsafe { test_shim::ksize(black_box(held)) });
+                    }
+                }),
+                GFP_KERNEL,
+            )?;
+            r.push(
+                measure(2000, || {
+                    for _ in 0..2000 {
+                        // SAFETY: `held` is a live kmalloc object of 64 bytes, which a
+                        // krealloc() to 64 keeps where it is.
+                        black_box(unsafe { test_shim::krealloc(black_box(held), 64, Gfp::NOWAIT) });
+                    }
+                }),
+                GFP_KERNEL,
+            )?;
+            r.push(
+                measure(2000, || {
+                    for _ in 0..2000 {
+                        let p = test_shim::kvmalloc(64, Gfp::NOWAIT);
+                        // SAFETY: allocated just above (or null), freed once.
+                        unsafe { test_shim::kvfree(black_box(p)) };
+                    }
+                }),
+                GFP_KERNEL,
+            )?;
+            Ok(r)
+        })?
     };
     let off = run(&mut v)?;
     // SAFETY: `other` lives until after the unbackings below.
@@ -703,16 +756,83 @@ pub(crate) fn hook_cost() -> Result {
     let (handler, _) = hooked(&mut v, false)?;
     let (direct_on, direct) = hooked(&mut v, true)?;
     let again = run(&mut v)?;
+    // SAFETY: allocated above, freed once.
+    unsafe { test_shim::kfree(held) };
     result!(
         "\"exp\":\"hook_cost\",\"size\":64,\"direct\":{direct},\"pair_off\":{},\"pair_handler\":{},\"pair_on\":{},\"pair_off_again\":{},\"bulk16_off\":{},\"bulk16_handler\":{},\"bulk16_on\":{},\"bulk16_off_again\":{},\"kfree_off\":{},\"kfree_handler\":{},\"kfree_on\":{},\"kfree_off_again\":{}",
-        off.0, handler.0, direct_on.0, again.0,
-        off.1, handler.1, direct_on.1, again.1,
-        off.2, handler.2, direct_on.2, again.2
+        off[0], handler[0], direct_on[0], again[0],
+        off[1], handler[1], direct_on[1], again[1],
+        off[2], handler[2], direct_on[2], again[2]
     );
+    // One line per entry point (a printk line holds no more).
+    for (i, op) in HOOK_COST_OPS.iter().enumerate() {
+        result!(
+            "\"exp\":\"hook_cost_op\",\"op\":\"{op}\",\"direct\":{direct},\"off\":{},\"handler\":{},\"on\":{},\"off_again\":{}",
+            off[i], handler[i], direct_on[i], again[i]
+        );
+    }
     drop(other);
     drop(k);
+    hook_cost_kmalloc()
+}
+
+/// The kmalloc family's hooks, last in [`hook_cost`]'s boot (whole-kernel mode stays until
+/// shutdown): `kmalloc(64)` and `kmalloc(64, GFP_DMA)`, each with its `kfree()`, through
+/// the variable-size entry point (`__kmalloc_noprof`) and the constant-size one
+/// (`__kmalloc_cache_noprof`), before and in whole-kernel mode. rslub serves the ordinary
+/// requests there; the DMA ones stay the kernel's, a hooked kmalloc and a hooked kfree
+/// the kernel serves.
+fn hook_cost_kmalloc() -> Result {
+    let dma = Gfp::from_raw(Gfp::NOWAIT.raw() | (1 << bindings::___GFP_DMA_BIT));
+    let run = || -> Result<[Centi; 4]> {
+        on_cpu(0, || {
+            let mut r = [const { Centi(0) }; 4];
+            for (i, gfp) in [Gfp::NOWAIT, dma].into_iter().enumerate() {
+                r[2 * i] = measure(2000, || {
+                    for _ in 0..2000 {
+                        let p = test_shim::kmalloc(black_box(64), gfp);
+                        // SAFETY: allocated just above (or null), freed once.
+                        unsafe { test_shim::kfree(black_box(p)) };
+                    }
+                });
+                r[2 * i + 1] = measure(2000, || {
+                    for _ in 0..2000 {
+                        let p = test_shim::kmalloc_64(gfp);
+                        // SAFETY: as above.
+                        unsafe { test_shim::kfree(black_box(p)) };
+                    }
+                });
+            }
+            r
+        })
+    };
+    let off = run()?;
+    back::back_all(c"all")?;
+    // Let whole-kernel mode's worker back the caches it sighted meanwhile.
+    fsleep(Delta::from_millis(3000));
+    let on = run()?;
+    for (i, op) in [
+        "kmalloc",
+        "kmalloc_cache",
+        "kmalloc_dma",
+        "kmalloc_cache_dma",
+    ]
+    .iter()
+    .enumerate()
+    {
+        result!(
+            "\"exp\":\"hook_cost_op\",\"op\":\"{op}\",\"whole\":true,\"off\":{},\"on\":{}",
+            off[i],
+            on[i]
+        );
+    }
     Ok(())
 }
+
+/// The operations of [`hook_cost`], in its order: the report's keys.
+const HOOK_COST_OPS: [&str; 9] = [
+    "pair", "bulk16", "kfree", "kfree8k", "node", "lru", "ksize", "krealloc", "kvfree",
+];
 
 /// Seed 000: near-page-size objects under churn (waves of allocations freed in a
 /// scrambled order), `min_partial` fixed at 5 against the per-size value, for waves of

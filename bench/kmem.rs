@@ -121,6 +121,12 @@ impl Kernel {
 }
 
 impl Kernel {
+    /// `kmem_cache_alloc_lru(cache, NULL, GFP)`.
+    pub(crate) fn alloc_lru(&self) -> *mut c_void {
+        // SAFETY: `self.0` is a live cache; no list_lru.
+        unsafe { bindings::kmem_cache_alloc_lru_noprof(self.0, ptr::null_mut(), GFP) }
+    }
+
     /// `kmem_cache_shrink()`: the CPUs' sheaves go back to the slabs, empty slabs go.
     pub(crate) fn shrink(&self) {
         // SAFETY: `self.0` is a live cache.

@@ -645,36 +645,79 @@ def main():
            ]
 
     hook_file = os.path.join(rundir, "hook_cost.res")
-    hook = []
+    hook, hook_ops = [], []
     if os.path.exists(hook_file):
         with open(hook_file) as f:
-            hook = [json.loads(line) for line in f if '"hook_cost"' in line]
+            for line in f:
+                if '"hook_cost_op"' in line:
+                    hook_ops.append(json.loads(line))
+                elif '"hook_cost"' in line:
+                    hook.append(json.loads(line))
+    # Each entry point's operation: its label and the hooked calls it makes (bulk: per
+    # object, an alloc_bulk and a free_bulk of 16).
+    HOOK_OPS = {
+        "pair": ("kmem_cache_alloc + kmem_cache_free", 2),
+        "node": ("kmem_cache_alloc_node + kmem_cache_free", 2),
+        "lru": ("kmem_cache_alloc_lru + kmem_cache_free", 2),
+        "bulk16": ("kmem_cache_alloc_bulk + kmem_cache_free_bulk of 16, per object", 2 / 16),
+        "kfree": ("kmalloc(64) + kfree", 1),
+        "kfree8k": ("kmalloc(8192) + kfree (most on a slab's tail pages)", 1),
+        "ksize": ("ksize", 1),
+        "krealloc": ("krealloc to the same size (in place)", 1),
+        "kvfree": ("kvmalloc(64) + kvfree", 1),
+    }
     if hook:
         r = hook[0]
         doc.append("What a hooked call costs\n========================\n")
         doc.append(
             "Before the whole-system figures, the hooks alone (``rslub_bench suite=5``, a boot "
-            "of its own,\nwithout the plugin): in instructions per operation, a kernel cache "
-            f"of {r['size']} bytes that\nrslub does *not* back (alloc+free pairs, bulk 16) and a "
-            "kernel ``kmalloc(64)`` with its\n``kfree()``, without the hooks, with them "
-            "registered (another cache backed) through\nftrace's ``IPMODIFY`` handler alone "
-            "(``direct=0``: before the direct calls), with the direct\ncalls of "
-            "``rust/back/direct.S`` (after), and without the hooks again. *Per hooked call*:\n"
-            "a pair makes two hooked calls (alloc and free), kmalloc+kfree one (kfree; kmalloc's "
-            "entry\npoints are hooked in whole-kernel mode only), bulk 16 one per object "
-            "(the bulk functions\nstay on the handler).\n")
+            "of its own,\nwithout the plugin): in instructions per operation, on a kernel cache "
+            f"of {r['size']} bytes that\nrslub does *not* back and on the kernel's kmalloc "
+            "objects, without the hooks, with them\nregistered (another cache backed) through "
+            "ftrace's ``IPMODIFY`` handler alone (``direct=0``:\nbefore the direct calls), with "
+            "the direct calls of ``rust/back/direct.S`` (after), and\nwithout the hooks again. "
+            "*Per hooked call*: the difference divided by the hooked calls\nthe operation makes "
+            "(a pair two; a bulk pair of 16 two, one eighth of a call per object;\nkmalloc's "
+            "entry points are hooked in whole-kernel mode only, so kmalloc+kfree makes one).\n"
+            "Without the direct calls ``kvfree`` is not hooked itself: its ``kfree`` is.\n")
         body = []
-        for what, key, calls in (("alloc+free pair", "pair", 2), ("bulk 16, per object", "bulk16", 1),
-                                 ("kmalloc+kfree pair", "kfree", 1)):
-            if f"{key}_off" not in r:
-                continue
-            off, on = r[f"{key}_off"], r[f"{key}_on"]
-            hnd = r.get(f"{key}_handler", on)
-            body.append([what, f"{off:.2f}", f"{hnd:.2f}", f"{on:.2f}", f"{r[key + '_off_again']:.2f}",
+        whole_ops = [o for o in hook_ops if o.get("whole")]
+        hook_ops = [o for o in hook_ops if not o.get("whole")]
+        if hook_ops:
+            rows = [(HOOK_OPS.get(o["op"], (o["op"], 1)), o["off"], o["handler"], o["on"],
+                     o["off_again"]) for o in hook_ops]
+        else:
+            rows = [((what, calls), r[f"{key}_off"], r.get(f"{key}_handler", r[f"{key}_on"]),
+                     r[f"{key}_on"], r[f"{key}_off_again"])
+                    for key, (what, calls) in HOOK_OPS.items() if f"{key}_off" in r]
+        for (what, calls), off, hnd, on, again in rows:
+            body.append([what, f"{off:.2f}", f"{hnd:.2f}", f"{on:.2f}", f"{again:.2f}",
                          f"{(hnd - off) / calls:.1f}", f"{(on - off) / calls:.1f}"])
         doc.append(table(["operation", "no hooks", "handler (before)", "direct calls (after)",
                           "no hooks again", "per hooked call, before", "per hooked call, after"],
                          body))
+        if whole_ops:
+            doc.append(
+                "kmalloc's entry points, last in the same boot: ``kmalloc(64)`` with its "
+                "``kfree()``, through\nthe variable-size entry point (``__kmalloc_noprof``) "
+                "and the constant-size one\n(``__kmalloc_cache_noprof``), without the hooks "
+                "and then in whole-kernel mode (``back=all``,\ndirect calls). There rslub "
+                "serves the ordinary requests (the difference is rslub's pair\nagainst the "
+                "kernel's, hooks included), and the ``GFP_DMA`` ones stay the kernel's: two "
+                "hooked\ncalls the kernel serves, a kmalloc and a kfree.\n")
+            WHOLE_OPS = {
+                "kmalloc": ("kmalloc(n) + kfree, served by rslub", None),
+                "kmalloc_cache": ("kmalloc(64) + kfree, served by rslub", None),
+                "kmalloc_dma": ("kmalloc(n, GFP_DMA) + kfree, the kernel's", 2),
+                "kmalloc_cache_dma": ("kmalloc(64, GFP_DMA) + kfree, the kernel's", 2),
+            }
+            body = []
+            for o in whole_ops:
+                what, calls = WHOLE_OPS.get(o["op"], (o["op"], None))
+                body.append([what, f"{o['off']:.2f}", f"{o['on']:.2f}",
+                             f"{(o['on'] - o['off']) / calls:.1f}" if calls else "-"])
+            doc.append(table(["operation", "no hooks", "whole-kernel mode", "per hooked call"],
+                             body))
 
     rank = {"kernel": 0, "hooks": 1, "rslub": 2}
     main_recs = sorted((r for r in recs if r["boot"] in ("n2-kernel", "n2-hooks", "n2-rslub")),

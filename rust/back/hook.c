@@ -55,7 +55,7 @@ int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void rslub_cache_free_bulk(void *s, size_t nr, void **p);
 void rslub_free_owned(void *obj);
-void rslub_free_owned_at(void *inside);
+void rslub_free_owned_at_bulk(void **inside, size_t n);
 size_t rslub_object_size(const void *obj);
 void rslub_back_destroying(struct kmem_cache *kc, bool last);
 void rslub_back_destroyed(struct kmem_cache *kc);
@@ -726,8 +726,10 @@ static notrace void rslub_r_destroy(struct kmem_cache *s)
  * rust/slab_page.c); and with rslub's slabs plain pages, as they were, the page's start
  * was another object. rslub keeps them itself: the head (one word with
  * CONFIG_KVFREE_RCU_BATCHED, which is all it may use) links the object on a per-CPU list;
- * a work item takes every list, waits for a grace period, and frees each object, found
- * from its head by the slab's own geometry (rslub_free_owned_at()). Queueing is an
+ * a work item takes every list, waits for one grace period for all of them, and frees
+ * them in bulk, each found from its head by the slab's own geometry, each run of one
+ * cache's objects in one call of its bulk free (rslub_free_owned_at_bulk()), as the
+ * kernel's batches go to kfree_bulk(). Queueing is an
  * llist push and an irq_work, safe in any context, NMI and raw spinlocks included, as
  * kfree_call_rcu_nolock() must be. rslub_rcu_barrier() waits for all of it.
  */
@@ -757,6 +759,9 @@ static void rslub_rcu_kick(struct irq_work *w)
 	queue_work(rslub_rcu_wq, &rslub_rcu_free_work);
 }
 
+/* Objects freed at once, after the grace period: an array on the worker's stack. */
+#define RSLUB_RCU_CHUNK 32
+
 /* Frees, after a grace period, every object queued on any CPU so far. May sleep. */
 static void rslub_rcu_free(struct work_struct *w)
 {
@@ -775,9 +780,16 @@ static void rslub_rcu_free(struct work_struct *w)
 		return;
 	/* Every reader of these objects began before they were queued, so before now. */
 	synchronize_rcu();
-	for (n = batch; n; n = next) {
-		next = n->next;
-		rslub_free_owned_at(n);
+	/* In bulk, as the kernel's batches go to kfree_bulk(): runs of one cache at once. */
+	for (n = batch; n;) {
+		void *chunk[RSLUB_RCU_CHUNK];
+		size_t k = 0;
+
+		for (; n && k < RSLUB_RCU_CHUNK; n = next) {
+			next = n->next;
+			chunk[k++] = n;
+		}
+		rslub_free_owned_at_bulk(chunk, k);
 		cond_resched();
 	}
 }

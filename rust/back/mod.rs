@@ -132,24 +132,51 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
     unsafe { cache.free(NonNull::new_unchecked(obj)) };
 }
 
-/// Frees the object that holds `inside`, an address inside a live rslub object that its
-/// owner gave up (the `kvfree_rcu_head` of a `kfree_rcu()`, once the grace period has
-/// passed: `rust/back/hook.c`). The object's start comes from the slab's own geometry, exact
-/// for any address inside the object.
+/// Frees the objects that hold the `n` addresses at `inside`, each an address inside a
+/// live rslub object that its owner gave up (the `kvfree_rcu_head` of a `kfree_rcu()`,
+/// once the grace period has passed: `rust/back/hook.c`). Each object's start comes from
+/// its slab's own geometry, exact for any address inside it; each run of consecutive
+/// objects of one cache goes to that cache's bulk free, as the kernel's `kfree_rcu()`
+/// batches go to `kfree_bulk()`. The array is rewritten.
 ///
 /// # Safety
 ///
-/// `inside` must lie inside a live object of an rslub cache, which its owner gave up and
-/// does not use afterwards.
+/// Each of the `n` addresses must lie inside a live object of an rslub cache, which its
+/// owner gave up and does not use afterwards; `inside` must be valid for `n` reads and
+/// writes.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn rslub_free_owned_at(inside: *mut c_void) {
-    let inside = inside.cast::<u8>();
-    // SAFETY: `inside` lies in a live rslub object (caller), hence on its live slab.
-    let (slab, cache) = unsafe { slab_and_cache(inside) };
-    match cache.object_holding(slab, inside) {
-        // SAFETY: The live object holding `inside`, given up by its owner (caller).
-        Some(obj) => unsafe { cache.free(NonNull::new_unchecked(obj)) },
-        None => cache.not_an_object(slab, inside),
+pub(crate) unsafe extern "C" fn rslub_free_owned_at_bulk(inside: *mut *mut c_void, n: usize) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: Valid for `n` reads and writes (caller).
+    let all = unsafe { core::slice::from_raw_parts_mut(inside.cast::<*mut u8>(), n) };
+    let mut i = 0;
+    while i < n {
+        // SAFETY: Each lies in a live rslub object (caller), hence on its live slab.
+        let (_, cache) = unsafe { slab_and_cache(all[i]) };
+        let mut j = i;
+        // The run of `cache`'s objects from `i`: the object starts in place, a pointer
+        // that starts none reported and left out.
+        let mut kept = i;
+        while j < n {
+            // SAFETY: As above.
+            let (slab, c) = unsafe { slab_and_cache(all[j]) };
+            if !core::ptr::eq(c, cache) {
+                break;
+            }
+            match cache.object_holding(slab, all[j]) {
+                Some(obj) => {
+                    all[kept] = obj;
+                    kept += 1;
+                }
+                None => cache.not_an_object(slab, all[j]),
+            }
+            j += 1;
+        }
+        // SAFETY: Live objects of `cache`, given up by their owners (caller), each once.
+        unsafe { cache.free_bulk(&mut all[i..kept]) };
+        i = j;
     }
 }
 
