@@ -571,31 +571,6 @@ if have_memcg; then
 else
 	check back_vm_area_struct_then_unback_and_unload back_typesafe_cache
 fi
-# hooks_come_and_go_while_processes_exit: rslub's hooks registered and removed three times
-# (a cache backed and unbacked, nothing else backed) while processes start and exit on
-# every CPU: an exiting process bulk-frees its maple tree (kmem_cache_free_bulk()), so
-# every stage of the registration of the direct calls sees calls that the kernel serves
-# (Documentation/backing.rst, "Direct calls"). The kernel must keep serving them (no
-# recursion, no crash), and the cache must be served and drained each time.
-hooks_come_and_go_while_processes_exit() {
-	local cache=names_cache d=/sys/kernel/debug/rslub/back stop=$rundir/stop-user i r=0 c pids=()
-	insmod "$moddir/rslub.ko" || { echo "insmod failed"; return 1; }
-	rm -f "$stop"
-	for c in $(seq "$(nproc)"); do
-		(while [ ! -e "$stop" ]; do ls / > /dev/null; seq 3 > /dev/null; done) &
-		pids+=($!)
-	done
-	for i in $(seq 3); do
-		echo "$cache" > "$d" || { echo "round $i: cannot back $cache"; r=1; break; }
-		sleep 0.3
-		unback_and_drain "$d" "$cache" 300 > /dev/null || { echo "round $i: not drained"; r=1; break; }
-	done
-	touch "$stop"; wait "${pids[@]}"
-	rmmod rslub || { echo "rmmod failed"; return 1; }
-	return "$r"
-}
-check hooks_come_and_go_while_processes_exit hooks_come_and_go_while_processes_exit
-
 # nothing_left_to_kmemleak: after every load and unload above (failed ones included)
 # kmemleak finds no unreferenced object that a load, an unload or a write to rslub's
 # files allocated (commands insmod, modprobe, rmmod, bash). An object is reported once

@@ -1907,7 +1907,6 @@ static bool rslub_direct_wanted(void)
 		pr_warn_once("rslub: the shadow caches lie below vmemmap: hooked without direct calls\n");
 		return false;
 	}
-	WRITE_ONCE(rslub_direct_map_bytes, vmalloc_base - page_offset_base);
 	for (i = 0; i < RSLUB_NR_DIRECT + RSLUB_NR_DIRECT_KMALLOC; i++) {
 		const void *fn = i < RSLUB_NR_DIRECT ?
 					 rslub_direct_sites[i].fn :
@@ -2066,8 +2065,17 @@ int rslub_hook_init(void)
 {
 	static const unsigned long all[] = { RSLUB_HOOKED(RSLUB_FN_ADDR) };
 	unsigned long fns[RSLUB_NR_HOOKED];
-	bool direct = rslub_direct_wanted();
+	bool direct;
 	int i, n = 0, ret;
+
+#ifdef RSLUB_DIRECT
+	/*
+	 * Whether or not the direct calls are registered: the suites call the trampolines
+	 * themselves, which must tell rslub's objects then too.
+	 */
+	WRITE_ONCE(rslub_direct_map_bytes, vmalloc_base - page_offset_base);
+#endif
+	direct = rslub_direct_wanted();
 
 	for (i = 0; i < RSLUB_NR_HOOKED; i++) {
 		if (!direct || !rslub_is_direct(all[i]))
