@@ -1196,8 +1196,8 @@ bool rslub_test_log_has(const char *first, const char *next)
 }
 
 /*
- * Allocates from @kc in a kthread that then exits, so that no stack kmemleak scans keeps
- * a stale copy of the pointer. With @link, the object's first word points at a new
+ * Allocates from @kc in a kthread that then scrubs its stack and exits, so that no stack
+ * kmemleak scans keeps a stale copy of the pointer. With @link, the object's first word points at a new
  * 64-byte kmalloc'ed object, which nothing else refers to, and the object is marked as
  * no leak (kmemleak_not_leak(): never reported, always scanned), so that only kmemleak's
  * scan of the object can keep the kmalloc'ed one from being reported.
@@ -1208,6 +1208,19 @@ struct rslub_test_leak {
 	unsigned long hidden;
 	struct completion done;
 };
+
+/*
+ * Zeroes the stack below the caller's frame, where the calls it made left their frames:
+ * a freed thread stack may be cached for the next thread, and kmemleak scans it there
+ * (its vmalloc area is reachable from the cache), so a stale copy of a pointer in it
+ * would keep the object from being reported.
+ */
+static noinline void rslub_test_scrub_stack(void)
+{
+	char below[1536];
+
+	memzero_explicit(below, sizeof(below));
+}
 
 static int rslub_test_leak_fn(void *arg)
 {
@@ -1224,6 +1237,8 @@ static int rslub_test_leak_fn(void *arg)
 		}
 	}
 	l->hidden = ~(unsigned long)p;
+	p = NULL;
+	rslub_test_scrub_stack();
 	complete(&l->done);
 	return 0;
 }
