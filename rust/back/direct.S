@@ -282,6 +282,19 @@ RSLUB_THUNK kmem_cache_free_bulk
 .endm
 
 /*
+ * The end of \name, a kmalloc trampoline: \repl given the class in \class, or NULL from
+ * \ask on; then \fn's thunk.
+ */
+.macro RSLUB_KMALLOC_END name:req, fn:req, repl:req, class:req, ask:req
+	jmp	\repl
+\ask:
+	xorq	\class, \class
+	jmp	\repl
+SYM_FUNC_END(\name)
+RSLUB_THUNK \fn
+.endm
+
+/*
  * \name, entered as \fn with the size in \size, the flags in \gfp and, where the function
  * takes one, a kmem_buckets in \b: \repl is given the class in \class (the register after
  * the function's last argument), NULL where it is to decide.
@@ -291,12 +304,7 @@ SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
 	RSLUB_KMALLOC_FLAGS \gfp, \fn + RSLUB_SITE_END, .Lask\@
 	RSLUB_KMALLOC_CLASS \size, \class, \fn + RSLUB_SITE_END, .Lask\@, \b
-	jmp	\repl
-.Lask\@:
-	xorq	\class, \class
-	jmp	\repl
-SYM_FUNC_END(\name)
-RSLUB_THUNK \fn
+	RSLUB_KMALLOC_END \name, \fn, \repl, \class, .Lask\@
 .endm
 
 /*
@@ -319,12 +327,7 @@ SYM_FUNC_START(\name)
 	movq	rslub_kmalloc_rc(, %rax, 8), \class
 	testq	\class, \class
 	jz	\fn + RSLUB_SITE_END
-	jmp	\repl
-.Lask\@:
-	xorq	\class, \class
-	jmp	\repl
-SYM_FUNC_END(\name)
-RSLUB_THUNK \fn
+	RSLUB_KMALLOC_END \name, \fn, \repl, \class, .Lask\@
 .endm
 
 /* Registers by position: the kmalloc entry points' parameter lists vary with kmem_buckets. */
