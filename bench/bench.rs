@@ -677,7 +677,7 @@ pub(crate) fn hook_cost() -> Result {
     if held == 0 {
         return Err(ENOMEM);
     }
-    // Each entry point, on objects and caches of the kernel's: (key, measured operation).
+    // Each entry point on the kernel's objects and caches, in `HOOK_COST_OPS`' order.
     let run = |v: &mut KVec<*mut c_void>| -> Result<KVec<Centi>> {
         on_cpu(0, || {
             let mut r = KVec::new();

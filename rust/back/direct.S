@@ -283,15 +283,14 @@ RSLUB_THUNK kmem_cache_free_bulk
 
 /*
  * The end of \name, a kmalloc trampoline: \repl given the class in \class, or NULL from
- * \ask on; then \fn's thunk.
+ * \ask on.
  */
-.macro RSLUB_KMALLOC_END name:req, fn:req, repl:req, class:req, ask:req
+.macro RSLUB_KMALLOC_END name:req, repl:req, class:req, ask:req
 	jmp	\repl
 \ask:
 	xorq	\class, \class
 	jmp	\repl
 SYM_FUNC_END(\name)
-RSLUB_THUNK \fn
 .endm
 
 /*
@@ -304,7 +303,7 @@ SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
 	RSLUB_KMALLOC_FLAGS \gfp, \fn + RSLUB_SITE_END, .Lask\@
 	RSLUB_KMALLOC_CLASS \size, \class, \fn + RSLUB_SITE_END, .Lask\@, \b
-	RSLUB_KMALLOC_END \name, \fn, \repl, \class, .Lask\@
+	RSLUB_KMALLOC_END \name, \repl, \class, .Lask\@
 .endm
 
 /*
@@ -327,7 +326,7 @@ SYM_FUNC_START(\name)
 	movq	rslub_kmalloc_rc(, %rax, 8), \class
 	testq	\class, \class
 	jz	\fn + RSLUB_SITE_END
-	RSLUB_KMALLOC_END \name, \fn, \repl, \class, .Lask\@
+	RSLUB_KMALLOC_END \name, \repl, \class, .Lask\@
 .endm
 
 /* Registers by position: the kmalloc entry points' parameter lists vary with kmem_buckets. */
@@ -361,6 +360,11 @@ RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache, __kmalloc_cache_nopro
 	rslub_dr_kmalloc_cache, %rdx, %rcx
 RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache_node, __kmalloc_cache_node_noprof, \
 	rslub_dr_kmalloc_cache_node, %rcx, %r8
+
+/* The kernel's functions the kmalloc replacements fall back to (hook.c). */
+RSLUB_THUNK __kmalloc_node_track_caller_noprof
+RSLUB_THUNK __kmalloc_cache_node_noprof
+RSLUB_THUNK __kvmalloc_node_noprof
 
 /*
  * kvrealloc_node_align_noprof(p, size, align, flags, nid): an rslub object's goes to the

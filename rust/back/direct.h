@@ -54,7 +54,7 @@
 #ifndef __ASSEMBLY__
 /* What the trampolines read (hook.c). */
 extern unsigned long rslub_direct_map_bytes;
-extern u32 rslub_kmalloc_not_normal, rslub_kmalloc_never;
+extern const u32 rslub_kmalloc_not_normal, rslub_kmalloc_never;
 extern u8 rslub_kmalloc_index[RSLUB_KMALLOC_MAX_CACHE_SIZE / 8];
 
 /*
@@ -96,11 +96,8 @@ void *rslub_direct_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token), unsi
 
 /* The thunks: the kernel's functions past their call sites. */
 void rslub_k_kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p);
-void *rslub_k___kmalloc_noprof(DECL_TOKEN_PARAMS(size, token), gfp_t flags);
-void *rslub_k___kmalloc_node_noprof(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node);
 void *rslub_k___kmalloc_node_track_caller_noprof(DECL_KMALLOC_PARAMS(size, b, token),
 						 gfp_t flags, int node, unsigned long caller);
-void *rslub_k___kmalloc_cache_noprof(struct kmem_cache *s, gfp_t flags, size_t size);
 void *rslub_k___kmalloc_cache_node_noprof(struct kmem_cache *s, gfp_t flags, int node,
 					  size_t size);
 void *rslub_k___kvmalloc_node_noprof(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,

@@ -1173,8 +1173,8 @@ static __always_inline unsigned int rslub_kmalloc_index_of(size_t size)
  * (rslub_charged(); a reclaimable accounted request is KMALLOC_RECLAIM's, and still
  * charged). Read by the kmalloc trampolines (direct.S).
  */
-u32 rslub_kmalloc_not_normal = (__force u32)KMALLOC_NOT_NORMAL_BITS;
-u32 rslub_kmalloc_never = (__force u32)(__GFP_DMA | (IS_ENABLED(CONFIG_MEMCG) ? __GFP_ACCOUNT : 0));
+const u32 rslub_kmalloc_not_normal = (__force u32)KMALLOC_NOT_NORMAL_BITS;
+const u32 rslub_kmalloc_never = (__force u32)(__GFP_DMA | (IS_ENABLED(CONFIG_MEMCG) ? __GFP_ACCOUNT : 0));
 
 #ifdef RSLUB_INJECT
 /*

@@ -151,32 +151,31 @@ pub(crate) unsafe extern "C" fn rslub_free_owned_at_bulk(inside: *mut *mut c_voi
     }
     // SAFETY: Valid for `n` reads and writes (caller).
     let all = unsafe { core::slice::from_raw_parts_mut(inside.cast::<*mut u8>(), n) };
-    let mut i = 0;
-    while i < n {
+    // The object starts are written in place, from the front (`kept` never passes the
+    // pointer being read); `start` is where the current cache's run of them begins.
+    let (mut start, mut kept) = (0, 0);
+    let mut run: Option<&CacheCore> = None;
+    for j in 0..n {
         // SAFETY: Each lies in a live rslub object (caller), hence on its live slab.
-        let (_, cache) = unsafe { slab_and_cache(all[i]) };
-        let mut j = i;
-        // The run of `cache`'s objects from `i`: the object starts in place, a pointer
-        // that starts none reported and left out.
-        let mut kept = i;
-        while j < n {
-            // SAFETY: As above.
-            let (slab, c) = unsafe { slab_and_cache(all[j]) };
-            if !core::ptr::eq(c, cache) {
-                break;
-            }
-            match cache.object_holding(slab, all[j]) {
-                Some(obj) => {
-                    all[kept] = obj;
-                    kept += 1;
-                }
-                None => cache.not_an_object(slab, all[j]),
-            }
-            j += 1;
+        let (slab, cache) = unsafe { slab_and_cache(all[j]) };
+        if let Some(r) = run.filter(|r| !core::ptr::eq(*r, cache)) {
+            // SAFETY: Live objects of `r`, given up by their owners (caller), each once.
+            unsafe { r.free_bulk(&mut all[start..kept]) };
+            start = kept;
         }
-        // SAFETY: Live objects of `cache`, given up by their owners (caller), each once.
-        unsafe { cache.free_bulk(&mut all[i..kept]) };
-        i = j;
+        run = Some(cache);
+        match cache.object_holding(slab, all[j]) {
+            Some(obj) => {
+                all[kept] = obj;
+                kept += 1;
+            }
+            // A pointer that starts no object: reported, and left out.
+            None => cache.not_an_object(slab, all[j]),
+        }
+    }
+    if let Some(r) = run {
+        // SAFETY: As above.
+        unsafe { r.free_bulk(&mut all[start..kept]) };
     }
 }
 
