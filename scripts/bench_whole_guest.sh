@@ -388,24 +388,55 @@ kfree_rcu_run() {
 
 # The fast paths in instructions (bench/kmem_micro.c): a kernel cache, on whichever kernel
 # this is; in a kernel boot on a Rust-enabled kernel also an rslub cache through rslub's C
-# API (rslub.ko loaded for it, backing nothing: the last workload of the boot). No marks:
-# the module times itself by the guest clock, which counts instructions.
+# API (rslub.ko loaded for it, backing nothing), and the kernel API's cache served by rslub,
+# backed by its name (the back file); in a whole-kernel boot the kernel API's cache, which
+# rslub backs when it sights it. No marks: the module times itself by the guest clock,
+# which counts instructions. The last workload of the boot.
 micro_run() {
 	if [ "$ALLOC" = rslub ]; then
-		say "progress: micro skipped: whole-kernel mode backs the module's cache"
-		return 0
+		micro_backed rslub_whole || return 0
+	else
+		insmod /rslub_kmem_micro.ko || { say "micro failed: kernel"; FAILED=1; return 0; }
+		rmmod rslub_kmem_micro
 	fi
-	insmod /rslub_kmem_micro.ko || { say "micro failed: kernel"; FAILED=1; return 0; }
-	rmmod rslub_kmem_micro
 	if [ "$ALLOC" = kernel ] && [ -f /rslub_kmem_micro_api.ko ]; then
 		{ insmod /rslub.ko && insmod /rslub_kmem_micro_api.ko; } ||
 			{ say "micro failed: rslub"; FAILED=1; rmmod rslub 2>/dev/null; return 0; }
 		rmmod rslub_kmem_micro_api
+		micro_backed rslub_back || { rmmod rslub 2>/dev/null; return 0; }
 		rmmod rslub
 	fi
 	dmesg | sed -n 's/.*rslub_kmem_micro: RESULT {\(.*\)}$/\1/p' | while read -r r; do
 		say "RESULT {\"exp\":\"micro\",\"alloc\":\"$ALLOC\",\"cpus\":$CPUS,\"nodes\":$NODES,\"units\":1,\"module\":{$r}}"
 	done
+}
+
+# micro_backed WHO: the kernel API's micro cache while rslub serves it (rslub loaded):
+# WHO rslub_back backs it by name through the back file, rslub_whole waits for
+# whole-kernel mode to back it. Either way the back file lists it as backed before the
+# module says it measures, or the figure would be the kernel's: a failure.
+micro_backed() {
+	n0=$(dmesg | grep -c 'rslub_kmem_micro: measuring')
+	insmod /rslub_kmem_micro.ko who="$1" settle_ms=3000 &
+	pid=$!
+	if [ "$1" = rslub_back ]; then
+		echo rslub_kmem_micro > "$D/back" || say "micro failed: back=rslub_kmem_micro"
+	fi
+	i=0
+	until grep -q '^rslub_kmem_micro backed' "$D/back" || [ $i -ge 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ok=1
+	grep -q '^rslub_kmem_micro backed' "$D/back" || ok=0
+	[ "$(dmesg | grep -c 'rslub_kmem_micro: measuring')" = "$n0" ] || ok=0
+	wait "$pid" || ok=0
+	rmmod rslub_kmem_micro 2>/dev/null
+	if [ $ok = 0 ]; then
+		say "micro failed: $1: rslub_kmem_micro not backed before it measured"
+		FAILED=1
+		return 1
+	fi
 }
 
 # hbtrace: hackbench (HB_GROUPS groups, TRACE_LOOPS loops) with the kernel's kmem events
