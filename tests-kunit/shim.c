@@ -1197,10 +1197,10 @@ bool rslub_test_log_has(const char *first, const char *next)
 
 /*
  * Allocates from @kc in a kthread that then scrubs its stack and exits, so that no stack
- * kmemleak scans keeps a stale copy of the pointer. With @link, the object's first word points at a new
- * 64-byte kmalloc'ed object, which nothing else refers to, and the object is marked as
- * no leak (kmemleak_not_leak(): never reported, always scanned), so that only kmemleak's
- * scan of the object can keep the kmalloc'ed one from being reported.
+ * kmemleak scans keeps a stale copy of the pointer. With @link, the object's first word
+ * points at a new 64-byte kmalloc'ed object, which nothing else refers to, and the object
+ * is marked as no leak (kmemleak_not_leak(): never reported, always scanned), so that
+ * only kmemleak's scan of the object can keep the kmalloc'ed one from being reported.
  */
 struct rslub_test_leak {
 	struct kmem_cache *kc;
