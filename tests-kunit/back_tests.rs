@@ -28,9 +28,9 @@ mod tests {
             is_vmalloc, kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
             kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc,
             kmem_cache_charge, krealloc, ksize, ksize_krealloc_skipped, kvfree, kvmalloc,
-            module_refcount, msleep, node_of, on_slab_page, read_file, set_before_destroy,
-            set_usercopy_caught, skip, write_file, HotTracer, KernelCache, Memcg, Mempool, Thread,
-            Tick,
+            memmap_hole, module_refcount, msleep, node_of, on_slab_page, read_file,
+            set_before_destroy, set_usercopy_caught, skip, write_file, HotTracer, KernelCache,
+            Memcg, Mempool, Thread, Tick,
         },
         topology,
     };
@@ -463,7 +463,9 @@ mod tests {
     /// against the object and the usercopy window of a slab page's cache; while rslub's
     /// hooks are registered rslub checks the copies of its objects itself
     /// (`__check_object_size()`), and reports a copy that leaves the object or its
-    /// cache's window as the kernel does (then BUGs; here a test hook counts instead).
+    /// cache's window as the kernel does (then BUGs; here a test hook counts instead). An
+    /// address of the direct map's region with no memmap behind it is let through, as the
+    /// kernel lets through what is not `virt_addr_valid()`, without a fault.
     #[test]
     fn usercopy_outside_an_object_or_its_window_is_caught() {
         if !cfg!(CONFIG_HARDENED_USERCOPY) {
@@ -482,6 +484,9 @@ mod tests {
         // Inside the window: allowed, either way.
         check_object_size(p + 16, 64, true);
         check_object_size(p + 40, 40, false);
+        let hole = memmap_hole();
+        assert!(hole != 0);
+        check_object_size(hole, 8, true);
         assert_eq!(USERCOPY_CAUGHT.load(SeqCst), 0);
         // One byte past the window; before it; the whole object (past the window); and
         // an overrun into the next object.

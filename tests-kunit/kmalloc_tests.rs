@@ -295,20 +295,32 @@ mod tests {
     }
 
     /// A kvmalloc() above a page whose class cannot get pages falls back to vmalloc, as
-    /// the kernel's does; one below a page fails instead, as the kernel's does.
+    /// the kernel's does; one below a page fails instead, as the kernel's does. A
+    /// reclaimable one's fallback goes as the kernel's too, with its flags as given to
+    /// `__vmalloc_node_range()` (`vmalloc_huge_node()` would warn of an unexpected gfp).
     #[test]
     fn kvmalloc_falls_back_to_vmalloc_above_a_page_only() {
         let _m = KmallocMode::start();
+        let rcl = Gfp::from_raw(Gfp::KERNEL.raw() | bindings_gfp::RECLAIMABLE);
         // The classes are new: every allocation needs a new slab.
         let hook = |_cache: usize, p: Point| matches!(p, Point::PageAlloc { .. });
-        let (big, small) = {
+        let (big, small, big_rcl) = {
             let _h = install(&hook).expect("hook");
-            (kvmalloc(6000, Gfp::KERNEL), kvmalloc(300, Gfp::KERNEL))
+            (
+                kvmalloc(6000, Gfp::KERNEL),
+                kvmalloc(300, Gfp::KERNEL),
+                kvmalloc(6000, rcl),
+            )
         };
         assert!(big != 0 && owner(big).is_none() && is_vmalloc(big));
         assert_eq!(small, 0);
-        // SAFETY: A live object of kvmalloc, freed once.
-        unsafe { kvfree(big) };
+        // The kernel's own kmalloc may serve it on its way to vmalloc.
+        assert!(big_rcl != 0 && owner(big_rcl).is_none());
+        // SAFETY: Live objects of kvmalloc, freed once.
+        unsafe {
+            kvfree(big);
+            kvfree(big_rcl);
+        }
     }
 
     /// The metadata of a class's new slab comes from the kernel's own allocator (rslub's
@@ -348,11 +360,12 @@ mod tests {
     }
 
     /// A start of kmalloc's service that fails while making a size class (the first, one
-    /// in the middle) or once kmalloc's hooks have their table (before their
-    /// registration) leaves nothing: no class (the ones made first are destroyed), no
-    /// kmalloc hook registered and no class in their table, rslub's own hooks as before,
-    /// the suite's task filter off, kmalloc going to the kernel; and the next start
-    /// serves kmalloc as if none had failed.
+    /// in the middle) or with kmalloc's hooks registered (as when a direct call is refused
+    /// midway) leaves nothing: no class (the ones made first are destroyed), no kmalloc
+    /// served by a class meanwhile (its object would outlive its class), no kmalloc hook
+    /// registered and no class in their table, rslub's own hooks as before, the suite's
+    /// task filter off, kmalloc going to the kernel; and the next start serves kmalloc as
+    /// if none had failed.
     #[test]
     fn a_failed_start_leaves_no_class_and_no_hook() {
         let hooked = back::hooked();
@@ -365,6 +378,7 @@ mod tests {
             let installed = install(&hook).expect("injection hook");
             assert!(back::start_kmalloc_for_suite().is_err());
             drop(installed);
+            assert!(!back::kmalloc_failed_served());
             for name in [c"kmalloc-8", c"kmalloc-16", c"kmalloc-64", c"kmalloc-96"] {
                 assert!(!class_exists(name));
             }

@@ -62,6 +62,7 @@ struct kmem_cache *rslub_test_kc_create_freeptr(const char *name, unsigned int s
 struct kmem_cache *rslub_test_kc_create_usercopy(const char *name, unsigned int size,
 						 unsigned int useroffset, unsigned int usersize);
 void rslub_test_check_object_size(const void *ptr, unsigned long n, bool to_user);
+unsigned long rslub_test_memmap_hole(void);
 void rslub_test_kc_destroy(struct kmem_cache *kc);
 void rslub_test_kc_geometry(struct kmem_cache *kc, unsigned int *order, unsigned int *size,
 			    unsigned int *min_partial);
@@ -552,6 +553,24 @@ struct kmem_cache *rslub_test_kc_create_usercopy(const char *name, unsigned int 
 void rslub_test_check_object_size(const void *ptr, unsigned long n, bool to_user)
 {
 	check_object_size(ptr, n, to_user);
+}
+
+/*
+ * An address of the direct map's region with no memory and no memmap behind it (1 TiB
+ * in, past any test guest's memory): hardened usercopy may be asked about any address,
+ * and the kernel's check gives up on one that is not virt_addr_valid(). 0 where its
+ * struct page happens to be mapped, so that a caller can tell its test would prove
+ * nothing.
+ */
+unsigned long rslub_test_memmap_hole(void)
+{
+	unsigned long pfn = (1UL << 40) >> PAGE_SHIFT;
+	unsigned long word;
+
+	if (pfn_valid(pfn) || (pfn << PAGE_SHIFT) >= vmalloc_base - page_offset_base ||
+	    !copy_from_kernel_nofault(&word, pfn_to_page(pfn), sizeof(word)))
+		return 0;
+	return page_offset_base + (pfn << PAGE_SHIFT);
 }
 
 /* kmem_cache_create() as the kernel's users call it: merged into another if it can be. */

@@ -185,6 +185,7 @@ mod ffi {
             usersize: u32,
         ) -> *mut kernel::bindings::kmem_cache;
         pub(super) fn rslub_test_check_object_size(ptr: *const c_void, n: usize, to_user: bool);
+        pub(super) fn rslub_test_memmap_hole() -> usize;
         pub(super) static mut rslub_test_usercopy_caught: Option<unsafe extern "C" fn()>;
         pub(super) fn rslub_test_memcg_enter(path: *const kernel::ffi::c_char) -> *mut c_void;
         pub(super) fn rslub_test_memcg_leave(m: *mut c_void);
@@ -1360,6 +1361,13 @@ pub(crate) unsafe extern "C" fn kc_drop_reference(kc: *mut kernel::bindings::kme
 pub(crate) fn check_object_size(ptr: usize, n: usize, to_user: bool) {
     // SAFETY: Only checks the range; reads nothing of it.
     unsafe { ffi::rslub_test_check_object_size(ptr as *const c_void, n, to_user) };
+}
+
+/// An address of the direct map's region with no memmap behind it (its struct page
+/// unmapped), or 0 where there is none to be found.
+pub(crate) fn memmap_hole() -> usize {
+    // SAFETY: No precondition; reads the memmap with a fault handler.
+    unsafe { ffi::rslub_test_memmap_hole() }
 }
 
 /// Makes a hardened usercopy violation on an rslub object call `f` after its report,

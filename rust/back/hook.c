@@ -1185,6 +1185,8 @@ const u32 rslub_kmalloc_never = (__force u32)(__GFP_DMA | (IS_ENABLED(CONFIG_MEM
 static struct task_struct *rslub_kmalloc_task;
 /* Test-only: rslub_kmalloc_fail_next() was called (under the backing lock). */
 static bool rslub_kmalloc_fail;
+/* Test-only: a class served the probe of rslub_kmalloc_fail_midway(). */
+static bool rslub_kmalloc_served_probe;
 
 /* Whether the test-only limit keeps rslub from serving a kmalloc called from @ip. */
 static __always_inline bool rslub_kmalloc_limited(unsigned long ip)
@@ -1632,6 +1634,35 @@ static int rslub_kmalloc_direct_register(void);
 static bool rslub_kmalloc_direct_unregister(void);
 static bool rslub_kmalloc_direct_on(void);
 
+#ifdef RSLUB_INJECT
+/*
+ * Test-only, where rslub_kmalloc_fail_next() asked: the start fails after its hooks are
+ * registered, as one fails whose direct call is refused midway (a BPF trampoline on a
+ * later entry point) while the first ones are live. This task's kmalloc is probed
+ * meanwhile: no class may serve it, as the start fails and its classes go. -EBUSY, the
+ * hooks removed; 0 where no failure was asked.
+ */
+static int rslub_kmalloc_fail_midway(void)
+{
+	void *p;
+
+	if (!rslub_kmalloc_fail)
+		return 0;
+	rslub_kmalloc_fail = false;
+	p = kmalloc(64, GFP_KERNEL);
+	rslub_kmalloc_served_probe = rslub_foreign(p);
+	kfree(p);
+	if (!rslub_kmalloc_direct_unregister())
+		unregister_ftrace_function(&rslub_kmalloc_ops);
+	return -EBUSY;
+}
+#else
+static int rslub_kmalloc_fail_midway(void)
+{
+	return 0;
+}
+#endif
+
 /*
  * Serves kmalloc from the classes @rc[i], each of kernel cache @kc[i] (@n of them, from
  * rslub_kmalloc_caches()), until rslub_unhook_kmalloc(): the classes must stay until
@@ -1652,26 +1683,17 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 			}
 		}
 	}
-#ifdef RSLUB_INJECT
-	if (rslub_kmalloc_fail) {
-		rslub_kmalloc_fail = false;
-		ret = -EBUSY;
-		goto out;
-	}
-#endif
-	if (rslub_kmalloc_direct_wanted()) {
+	if (rslub_kmalloc_direct_wanted())
 		ret = rslub_kmalloc_direct_register();
-		if (ret)
-			goto out;
-		return 0;
+	else
+		ret = rslub_ops_register(&rslub_kmalloc_ops, fns, RSLUB_NR_KMALLOC_HOOKED,
+					 "kmalloc");
+	if (!ret)
+		ret = rslub_kmalloc_fail_midway();
+	if (ret) {
+		ftrace_free_filter(&rslub_kmalloc_ops);
+		memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
 	}
-	ret = rslub_ops_register(&rslub_kmalloc_ops, fns, RSLUB_NR_KMALLOC_HOOKED, "kmalloc");
-	if (ret)
-		goto out;
-	return 0;
-out:
-	ftrace_free_filter(&rslub_kmalloc_ops);
-	memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
 	return ret;
 }
 
@@ -1696,10 +1718,16 @@ void rslub_kmalloc_only(bool on)
 	synchronize_rcu();
 }
 
-/* Test-only: the next rslub_hook_kmalloc() fails once its table is filled. */
+/* Test-only: the next rslub_hook_kmalloc() fails once its hooks are registered. */
 void rslub_kmalloc_fail_next(void)
 {
 	rslub_kmalloc_fail = true;
+}
+
+/* Test-only: whether a class served the probe of the last start that failed midway. */
+bool rslub_kmalloc_failed_served(void)
+{
+	return rslub_kmalloc_served_probe;
 }
 
 /* Test-only: whether kmalloc's hooks are registered or any class is in their table. */

@@ -102,6 +102,8 @@ mod ffi {
         #[cfg(rslub_inject)]
         pub(super) fn rslub_kmalloc_fail_next();
         #[cfg(rslub_inject)]
+        pub(super) fn rslub_kmalloc_failed_served() -> bool;
+        #[cfg(rslub_inject)]
         pub(super) fn rslub_kmalloc_hooked() -> bool;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_kmalloc_filtered() -> bool;
@@ -850,6 +852,15 @@ pub(crate) fn kmalloc_hooked() -> (bool, bool) {
     let _st = BACK.lock();
     // SAFETY: No precondition; under the backing lock, as every change of either.
     unsafe { (ffi::rslub_kmalloc_hooked(), ffi::rslub_kmalloc_filtered()) }
+}
+
+/// Whether a size class served the kmalloc probed by the last start of kmalloc's service
+/// that failed with its hooks registered (the injection point `KmallocHook`).
+#[cfg(rslub_inject)]
+pub(crate) fn kmalloc_failed_served() -> bool {
+    let _st = BACK.lock();
+    // SAFETY: No precondition; under the backing lock, as every start.
+    unsafe { ffi::rslub_kmalloc_failed_served() }
 }
 
 /// How many caches are backed or draining (while any is, the module must stay).
