@@ -24,13 +24,13 @@ mod tests {
         shim,
         test_shim::{
             check_object_size, direct_alloc, direct_alloc_node, direct_count, direct_free,
-            direct_kfree, direct_param, direct_sites_patched, direct_state, expect_reports,
-            is_vmalloc, kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head, kfree_rcu_headless,
-            kfree_rcu_inner, kfree_rcu_nolock_inner, kfree_rcu_nolock_inner_raw_locked, kmalloc,
-            kmem_cache_charge, krealloc, ksize, ksize_krealloc_skipped, kvfree, kvmalloc,
-            memmap_hole, module_refcount, msleep, node_of, on_slab_page, read_file,
-            set_before_destroy, set_usercopy_caught, skip, write_file, HotTracer, KernelCache,
-            Memcg, Mempool, Thread, Tick,
+            direct_kfree, direct_param, direct_sites_patched, direct_state, dr_alloc,
+            expect_reports, is_vmalloc, kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head,
+            kfree_rcu_headless, kfree_rcu_inner, kfree_rcu_nolock_inner,
+            kfree_rcu_nolock_inner_raw_locked, kmalloc, kmem_cache_charge, krealloc, ksize,
+            ksize_krealloc_skipped, kvfree, kvmalloc, memmap_hole, module_refcount, msleep,
+            node_of, on_slab_page, read_file, set_before_destroy, set_usercopy_caught, skip,
+            slot_of, write_file, HotTracer, KernelCache, Memcg, Mempool, SlotHold, Thread, Tick,
         },
         topology,
     };
@@ -232,6 +232,96 @@ mod tests {
             assert_eq!(frees, 0);
         }
         assert_eq!(back::unback(handle(&backed)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
+    /// The slot an allocation trampoline hands on (the one at the cache's first place in
+    /// the index, read with preemption on, however stale) is a hint that the replacement
+    /// checks before it serves from it: a slot that backs another cache, or none any
+    /// more, never serves the cache asked for. A backed cache given another's slot, or a
+    /// freed one, is looked up and served by its own rslub cache; an unbacked one, given
+    /// its old slot or another's, by the kernel.
+    #[test]
+    fn a_slot_that_no_longer_backs_its_cache_sends_the_allocation_to_the_kernel() {
+        let base = back::backings();
+        let a = KernelCache::create(c"rslub_test_kc_hint_a", SIZE, 0, 0, None).expect("kmem_cache");
+        let b = KernelCache::create(c"rslub_test_kc_hint_b", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&a)).expect("back");
+        back::back(handle(&b)).expect("back");
+        let (sa, sb) = (slot_of(&a), slot_of(&b));
+        assert!(sa != 0 && sb != 0 && sa != sb);
+        let Some(own) = dr_alloc(&a, Gfp::KERNEL, sa) else {
+            skip(c"no direct calls in this build");
+            assert_eq!(back::unback(handle(&a)), Ok(0));
+            assert_eq!(back::unback(handle(&b)), Ok(0));
+            return;
+        };
+        let served_by = |p: usize| -> Option<&'static CStr> {
+            let o = crate::mm::owner_of(p as *const u8).cast::<CacheCore>();
+            // SAFETY: The owner of a live rslub object, live while the object is, which
+            // is longer than the name is used.
+            (!o.is_null()).then(|| unsafe { &*o }.name())
+        };
+        let name = |n: &'static CStr| Some(n);
+        assert_eq!(served_by(own), name(c"rslub_test_kc_hint_a"));
+        // b, backed, handed a's slot: b's own.
+        let b_mine = dr_alloc(&b, Gfp::KERNEL, sa).expect("direct");
+        assert_eq!(served_by(b_mine), name(c"rslub_test_kc_hint_b"));
+        // SAFETY: allocated above, each freed once by its cache.
+        unsafe {
+            b.free(b_mine);
+        }
+        assert_eq!(back::unback(handle(&b)), Ok(0));
+        // b, unbacked, handed its old slot or a's: the kernel's.
+        let theirs = [dr_alloc(&b, Gfp::KERNEL, sb), dr_alloc(&b, Gfp::KERNEL, sa)];
+        for t in theirs {
+            let t = t.expect("direct");
+            assert!(t != 0 && on_slab_page(t) && !rslub_owns(t));
+            // SAFETY: allocated above, freed once.
+            unsafe { b.free(t) };
+        }
+        // a, handed b's freed slot: a's own.
+        let a_mine = dr_alloc(&a, Gfp::KERNEL, sb).expect("direct");
+        assert_eq!(served_by(a_mine), name(c"rslub_test_kc_hint_a"));
+        // SAFETY: allocated above, freed once.
+        unsafe {
+            a.free(own);
+            a.free(a_mine);
+        }
+        assert_eq!(back::unback(handle(&a)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
+    /// A replacement holds its slot with a per-CPU count, which it may drop on another
+    /// CPU than it took it on (it was preempted and moved meanwhile): unbacking waits for
+    /// it all the same, and ends once it lets go.
+    #[test]
+    fn unbacking_waits_for_a_holder_that_moved_to_another_cpu() {
+        if !have_two_cpus() {
+            return;
+        }
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_moved", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        pin(0);
+        let hold = SlotHold::new(&kc).expect("backed");
+        pin(1);
+        let done = AtomicBool::new(false);
+        let unbacked = AtomicI32::new(-1);
+        let unbacker = || {
+            let r = back::unback(handle(&kc));
+            unbacked.store(r.map_or(-1, |n| n as i32), SeqCst);
+            done.store(true, SeqCst);
+        };
+        // SAFETY: `unbacker` outlives the thread, joined below.
+        let t = unsafe { Thread::start_unbound(&unbacker) }.expect("thread");
+        msleep(100);
+        assert!(!done.load(SeqCst));
+        drop(hold);
+        drop(t);
+        unpin();
+        assert!(done.load(SeqCst));
+        assert_eq!(unbacked.load(SeqCst), 0);
         assert_eq!(back::backings(), base);
     }
 

@@ -186,6 +186,18 @@ mod ffi {
         ) -> *mut kernel::bindings::kmem_cache;
         pub(super) fn rslub_test_check_object_size(ptr: *const c_void, n: usize, to_user: bool);
         pub(super) fn rslub_test_memmap_hole() -> usize;
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_slot_of(kc: *mut kernel::bindings::kmem_cache) -> usize;
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_slot_hold(kc: *mut kernel::bindings::kmem_cache) -> usize;
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_slot_put(slot: usize);
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_dr_alloc(
+            kc: *mut kernel::bindings::kmem_cache,
+            gfp: u32,
+            hint: usize,
+        ) -> isize;
         pub(super) static mut rslub_test_usercopy_caught: Option<unsafe extern "C" fn()>;
         pub(super) fn rslub_test_memcg_enter(path: *const kernel::ffi::c_char) -> *mut c_void;
         pub(super) fn rslub_test_memcg_leave(m: *mut c_void);
@@ -1368,6 +1380,47 @@ pub(crate) fn check_object_size(ptr: usize, n: usize, to_user: bool) {
 pub(crate) fn memmap_hole() -> usize {
     // SAFETY: No precondition; reads the memmap with a fault handler.
     unsafe { ffi::rslub_test_memmap_hole() }
+}
+
+/// The slot of the backing index that backs `kc` (as an allocation trampoline finds and
+/// hands it on, not held), or 0.
+#[cfg(rslub_inject)]
+pub(crate) fn slot_of(kc: &KernelCache) -> usize {
+    // SAFETY: A live cache.
+    unsafe { ffi::rslub_test_slot_of(kc.raw().as_ptr()) }
+}
+
+/// A slot of the backing index held as a replacement holds it while it allocates: its
+/// cache stays backed (unbacking waits) until the value is dropped, on whatever CPU.
+#[cfg(rslub_inject)]
+pub(crate) struct SlotHold(usize);
+
+#[cfg(rslub_inject)]
+impl SlotHold {
+    /// Holds the slot backing `kc`; `None` if it is not backed.
+    pub(crate) fn new(kc: &KernelCache) -> Option<Self> {
+        // SAFETY: A live cache.
+        let s = unsafe { ffi::rslub_test_slot_hold(kc.raw().as_ptr()) };
+        (s != 0).then_some(Self(s))
+    }
+}
+
+#[cfg(rslub_inject)]
+impl Drop for SlotHold {
+    fn drop(&mut self) {
+        // SAFETY: Held by `new`, let go once.
+        unsafe { ffi::rslub_test_slot_put(self.0) };
+    }
+}
+
+/// `kmem_cache_alloc(kc, gfp)` as its direct-call trampoline hands it on with the slot
+/// `hint` (any value of [`slot_of`], however old); `None` without direct calls, else the
+/// object (0: none).
+#[cfg(rslub_inject)]
+pub(crate) fn dr_alloc(kc: &KernelCache, gfp: crate::gfp::Gfp, hint: usize) -> Option<usize> {
+    // SAFETY: A live cache; the hint is a slot of the static array, or checked.
+    let r = unsafe { ffi::rslub_test_dr_alloc(kc.raw().as_ptr(), gfp.raw(), hint) };
+    (r != -(kernel::bindings::EOPNOTSUPP as isize)).then_some(r as usize)
 }
 
 /// Makes a hardened usercopy violation on an rslub object call `f` after its report,

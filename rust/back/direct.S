@@ -33,8 +33,9 @@
  *    Anything outside the direct map (NULL, ZERO_SIZE_PTR, vmalloc) is the kernel's
  *    after 4.
  *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
- *    entry in the index of backed caches is empty is not backed (below). While names are
- *    watched or whole-kernel mode sights caches, every allocation asks C.
+ *    first place in the index of backed caches is empty is not backed (below): 11. A
+ *    slot there goes to the replacement, which checks it. While names are watched or
+ *    whole-kernel mode sights caches, an empty place asks C.
  *  - The kmalloc family (registered in whole-kernel mode only): flags rslub never serves
  *    (DMA, and __GFP_ACCOUNT under CONFIG_MEMCG) and sizes it never serves (0, above
  *    KMALLOC_MAX_CACHE_SIZE) are the kernel's; an ordinary request's class is read from
@@ -43,18 +44,20 @@
  *    again); reclaimable requests, kmem_buckets and the constant-size entry points given
  *    another cache than kmalloc's own ask the replacement to decide (rc NULL).
  *
- * The index entry read by the allocation trampolines is a hint; only the lookup with
- * preemption off, in C, is authoritative. The trampoline reads it with preemption on, so
- * a task preempted between loading rslub_index and its entry may read a buffer that
- * unbackings have rebuilt since, for as long as it was preempted, about any cache. It
- * only compares the entry with 0 (the buffers are static): a non-empty one makes it ask;
- * an empty one sends the call to the kernel, which is correct for any cache (backing is a
- * choice, and the object goes back by its page when it is freed): such a task may get a
- * kernel object from a backed cache, once. The kmalloc class table is only ever filled
+ * The index entry read by the allocation trampolines is a hint. The trampoline reads it
+ * with preemption on, so a task preempted between loading rslub_index and its entry may
+ * read a buffer that unbackings have rebuilt since, for as long as it was preempted,
+ * about any cache. Every entry of every buffer is NULL or a slot (the buffers and the
+ * slots are static, written a word at a time): a slot is handed on, and the replacement
+ * holds it only if it backs the cache (hook.c, rslub_dr_get()); an empty entry sends the
+ * call to the kernel, which is correct for any cache (backing is a choice, and the object
+ * goes back by its page when it is freed): such a task may get a kernel object from a
+ * backed cache, once. The kmalloc class table is only ever filled
  * before the kmalloc trampolines are registered and emptied after they are removed.
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
+#include <asm/asm.h>
 #include <asm/page_types.h>
 
 #include "direct.h"
@@ -92,9 +95,17 @@
  * within the arena of shadows, which is never followed. The word at offset 8 decides most
  * of the kernel's objects at once (see the top). Leaves the head page in %rax. Clobbers
  * %r10 and the flags.
+ *
+ * An address of the direct map's region with no memory behind it has no memmap either:
+ * reading its struct page faults, and the fault goes to \hole (a label of the calling
+ * trampoline, which objtool wants inside it, that jumps to the kernel's function). Only
+ * hardened usercopy is asked about such an address (the kernel's check gives up on what
+ * is not virt_addr_valid()); the exception table costs the other calls nothing.
  */
-.macro RSLUB_OWN_SLAB kernel:req
+.macro RSLUB_OWN_SLAB kernel:req, hole:req
+.Lload\@:
 	movq	RSLUB_SLAB_CACHE(%rax), %r10	/* slab_cache, or a tail's compound_info */
+	_ASM_EXTABLE(.Lload\@, \hole)
 	cmpq	vmemmap_base(%rip), %r10
 	jb	\kernel				/* a kernel cache's struct, or no slab */
 	testb	$1, %r10b
@@ -135,11 +146,17 @@ SYM_FUNC_START(\name)
 	RSLUB_PAGE_OF \reg, \kernel_page
 .endif
 .ifb \kernel_slab
-	RSLUB_OWN_SLAB \fn + RSLUB_SITE_END
+	RSLUB_OWN_SLAB \fn + RSLUB_SITE_END, .Lhole\@
 .else
-	RSLUB_OWN_SLAB \kernel_slab
+	RSLUB_OWN_SLAB \kernel_slab, .Lhole\@
 .endif
 	jmp	\repl
+.Lhole\@:
+.ifb \kernel_slab
+	jmp	\fn + RSLUB_SITE_END
+.else
+	jmp	\kernel_slab
+.endif
 SYM_FUNC_END(\name)
 .endm
 
@@ -165,21 +182,26 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
 /*
  * \name, entered as \fn(s, ...) with the flags in \gfp: kmem_cache_alloc_noprof,
  * kmem_cache_alloc_node_noprof, kmem_cache_alloc_lru_noprof and
- * kmem_cache_alloc_bulk_noprof. The question to C saves the function's \nargs argument
- * registers (4 at most) around it, and passes it the cache and the flags.
+ * kmem_cache_alloc_bulk_noprof. A slot at the cache's first place in the index goes to
+ * \direct in \slot (the register after the function's last argument), which checks it
+ * and serves without another lookup; an empty place is the kernel's unless names are
+ * watched or caches sighted, when C is asked first. The question saves the function's
+ * \nargs argument registers (4 at most) around it, and passes it the cache and the
+ * flags; \repl then looks the cache up again.
  */
-.macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req, gfp:req, nargs:req
+.macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req, direct:req, gfp:req, nargs:req, slot:req
 SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
-	cmpl	$0, rslub_nwatched(%rip)
-	jne	.Lask\@
-	cmpb	$0, rslub_all(%rip)
-	jne	.Lask\@
 	movabsq	$RSLUB_GOLDEN_RATIO_64, %rax	/* hash_ptr(s, RSLUB_INDEX_BITS) */
 	imulq	%rdi, %rax
 	shrq	$(64 - RSLUB_INDEX_BITS), %rax
 	movq	rslub_index(%rip), %r10
-	cmpq	$0, (%r10, %rax, 8)
+	movq	(%r10, %rax, 8), \slot		/* read once: the buffer may be rebuilt */
+	testq	\slot, \slot
+	jnz	\direct
+	cmpl	$0, rslub_nwatched(%rip)
+	jne	.Lask\@
+	cmpb	$0, rslub_all(%rip)
 	je	\fn + RSLUB_SITE_END
 .Lask\@:
 	pushq	%rdi
@@ -203,10 +225,20 @@ SYM_FUNC_START(\name)
 SYM_FUNC_END(\name)
 .endm
 
-RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc, kmem_cache_alloc_noprof, rslub_r_alloc, %rsi, 2
-RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_node, kmem_cache_alloc_node_noprof, rslub_r_alloc_node, %rsi, 3
-RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_lru, kmem_cache_alloc_lru_noprof, rslub_r_alloc_lru, %rdx, 3
-RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_bulk, kmem_cache_alloc_bulk_noprof, rslub_r_alloc_bulk, %rsi, 4
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc, kmem_cache_alloc_noprof, rslub_r_alloc, \
+	rslub_dr_alloc, %rsi, 2, %rdx
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_node, kmem_cache_alloc_node_noprof, rslub_r_alloc_node, \
+	rslub_dr_alloc_node, %rsi, 3, %rcx
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_lru, kmem_cache_alloc_lru_noprof, rslub_r_alloc_lru, \
+	rslub_dr_alloc_lru, %rdx, 3, %rcx
+RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_bulk, kmem_cache_alloc_bulk_noprof, rslub_r_alloc_bulk, \
+	rslub_dr_alloc_bulk, %rsi, 4, %r8
+
+/* The kernel's allocations, for rslub_dr_alloc*() where the kernel serves after all. */
+RSLUB_THUNK kmem_cache_alloc_noprof
+RSLUB_THUNK kmem_cache_alloc_node_noprof
+RSLUB_THUNK kmem_cache_alloc_lru_noprof
+RSLUB_THUNK kmem_cache_alloc_bulk_noprof
 
 /*
  * kmem_cache_free_bulk(s, size, p) and kfree_bulk(): the first part of RSLUB_OWN_SLAB's
@@ -231,7 +263,9 @@ SYM_FUNC_START(rslub_direct_free_bulk)
 	shrq	$PAGE_SHIFT, %rax
 	shlq	$RSLUB_PAGE_SIZE_SHIFT, %rax
 	addq	vmemmap_base(%rip), %rax
+.Lfree_bulk_load:
 	movq	RSLUB_SLAB_CACHE(%rax), %r10
+	_ASM_EXTABLE(.Lfree_bulk_load, .Lfree_bulk_hole)
 	cmpq	vmemmap_base(%rip), %r10
 	jb	.Lfree_bulk_next		/* a slab of the kernel's caches */
 	testb	$1, %r10b
@@ -241,9 +275,13 @@ SYM_FUNC_START(rslub_direct_free_bulk)
 	cmpq	vmemmap_base(%rip), %r10
 	jb	.Lfree_bulk_next
 	jmp	rslub_r_free_bulk
+.Lfree_bulk_hole:				/* no memmap: none of rslub's (RSLUB_OWN_SLAB) */
+	jmp	.Lfree_bulk_next
 SYM_FUNC_END(rslub_direct_free_bulk)
 
 RSLUB_THUNK kmem_cache_free_bulk
+/* kvmalloc()'s fallback to vmalloc, as the kernel's (hook.c), with or without direct calls. */
+RSLUB_THUNK __kvmalloc_node_noprof
 
 #ifdef RSLUB_DIRECT_KMALLOC
 /*
@@ -364,7 +402,6 @@ RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache_node, __kmalloc_cache_
 /* The kernel's functions the kmalloc replacements fall back to (hook.c). */
 RSLUB_THUNK __kmalloc_node_track_caller_noprof
 RSLUB_THUNK __kmalloc_cache_node_noprof
-RSLUB_THUNK __kvmalloc_node_noprof
 
 /*
  * kvrealloc_node_align_noprof(p, size, align, flags, nid): an rslub object's goes to the
@@ -375,9 +412,11 @@ SYM_FUNC_START(rslub_direct_kvrealloc)
 	testq	%rdi, %rdi
 	jz	.Lkvrealloc_null
 	RSLUB_PAGE_OF %rdi, kvrealloc_node_align_noprof + RSLUB_SITE_END
-	RSLUB_OWN_SLAB kvrealloc_node_align_noprof + RSLUB_SITE_END
+	RSLUB_OWN_SLAB kvrealloc_node_align_noprof + RSLUB_SITE_END, .Lkvrealloc_hole
 	xorl	%r9d, %r9d
 	jmp	rslub_dr_kvrealloc
+.Lkvrealloc_hole:
+	jmp	kvrealloc_node_align_noprof + RSLUB_SITE_END
 .Lkvrealloc_null:
 	RSLUB_KMALLOC_FLAGS %ecx, kvrealloc_node_align_noprof + RSLUB_SITE_END, .Lkvrealloc_ask
 	RSLUB_KMALLOC_CLASS %rsi, %r9, kvrealloc_node_align_noprof + RSLUB_SITE_END, .Lkvrealloc_ask

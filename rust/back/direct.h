@@ -95,6 +95,10 @@ void *rslub_direct_kvrealloc(const void *p, DECL_TOKEN_PARAMS(size, token), unsi
 			     gfp_t flags, int nid);
 
 /* The thunks: the kernel's functions past their call sites. */
+void *rslub_k_kmem_cache_alloc_noprof(struct kmem_cache *s, gfp_t gfp);
+void *rslub_k_kmem_cache_alloc_lru_noprof(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
+void *rslub_k_kmem_cache_alloc_node_noprof(struct kmem_cache *s, gfp_t gfp, int node);
+bool rslub_k_kmem_cache_alloc_bulk_noprof(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
 void rslub_k_kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p);
 void *rslub_k___kmalloc_node_track_caller_noprof(DECL_KMALLOC_PARAMS(size, b, token),
 						 gfp_t flags, int node, unsigned long caller);
@@ -107,8 +111,17 @@ void *rslub_k_kvrealloc_node_align_noprof(const void *p, DECL_TOKEN_PARAMS(size,
 
 /*
  * The replacements a trampoline jumps to (hook.c). The kmalloc family's (rslub_dr_*) take
- * the class after the function's arguments: NULL where they are to decide.
+ * the class after the function's arguments: NULL where they are to decide. The
+ * kmem_cache allocations' (rslub_dr_alloc*) take there the slot the trampoline found at
+ * the cache's first place in the index, never NULL: a hint they check.
  */
+struct rslub_backing;
+void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *hint);
+void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
+			 struct rslub_backing *hint);
+void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node, struct rslub_backing *hint);
+bool rslub_dr_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p,
+			 struct rslub_backing *hint);
 void rslub_r_kfree(const void *x);
 void rslub_r_free(struct kmem_cache *s, void *x);
 void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp);

@@ -85,6 +85,11 @@ void rslub_kmalloc_only(bool on);
 void rslub_kmalloc_fail_next(void);
 bool rslub_kmalloc_hooked(void);
 bool rslub_kmalloc_filtered(void);
+bool rslub_kmalloc_failed_served(void);
+void *rslub_test_slot_of(struct kmem_cache *kc);
+void *rslub_test_slot_hold(struct kmem_cache *kc);
+void rslub_test_slot_put(void *b);
+void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint);
 #endif
 bool rslub_kc_reclaim_account(struct kmem_cache *kc);
 bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset);
@@ -111,16 +116,29 @@ void rslub_sight_flush(void);
 bool rslub_sight_dropped(void);
 
 /*
- * The backed caches: kc is published last (release), read first (acquire); users counts
- * the replacements using rc. A slot is free when kc and rc are NULL. Slots change under
- * rslub_backed_lock only.
+ * The backed caches: kc is published last (release), read first (acquire). A slot is
+ * free when kc and rc are NULL. Slots change under rslub_backed_lock only; id is the
+ * slot's index, set once.
  */
 static struct rslub_backing {
 	struct kmem_cache *kc;
 	void *rc;
-	atomic_t users;
+	unsigned int id;
 } rslub_backed[RSLUB_MAX_BACKED];
 static DEFINE_MUTEX(rslub_backed_lock);
+
+/*
+ * The replacements using each slot's rc, counted per CPU: a replacement holds a slot
+ * with one per-CPU increment (rslub_slot_hold()) and releases it with a decrement,
+ * possibly on another CPU, so that only the sum over all CPUs means anything. Against
+ * unbacking, as a Dekker pair: a holder increments, then (full barrier) reads kc;
+ * rslub_hook_unback() clears kc, then (full barrier, in synchronize_rcu()) sums the
+ * counts. Either unbacking sees the increment and waits, or the holder sees kc cleared
+ * and lets go without touching rc. The sum is taken without a snapshot: a holder that
+ * moved may make it read one too many or too few for a moment, never 0 while a holder
+ * that saw kc set still holds (its increment is seen; its decrement is not, or both).
+ */
+static DEFINE_PER_CPU(int, rslub_slot_users[RSLUB_MAX_BACKED]);
 
 /*
  * The index the handler looks caches up in: an open-addressing hash table of the slots in
@@ -435,6 +453,25 @@ static __always_inline struct rslub_backing *rslub_lookup(struct kmem_cache *kc)
 	}
 }
 
+/*
+ * Holds slot @b (rslub_put()) if it backs @kc: then its rc stays @kc's rslub cache until
+ * the put. False, with nothing held, if it does not (any more, or never did).
+ */
+static __always_inline bool rslub_slot_hold(struct rslub_backing *b, struct kmem_cache *kc)
+{
+	this_cpu_inc(rslub_slot_users[b->id]);
+	smp_mb(); /* the increment before the read of kc: see rslub_slot_users */
+	if (likely(smp_load_acquire(&b->kc) == kc))
+		return true;
+	this_cpu_dec(rslub_slot_users[b->id]);
+	return false;
+}
+
+static __always_inline void rslub_put(struct rslub_backing *b)
+{
+	this_cpu_dec(rslub_slot_users[b->id]);
+}
+
 /* The slot backing @kc, held (rslub_put()) so that its rslub cache stays; or NULL. */
 static __always_inline struct rslub_backing *rslub_get(struct kmem_cache *kc)
 {
@@ -442,15 +479,33 @@ static __always_inline struct rslub_backing *rslub_get(struct kmem_cache *kc)
 
 	rcu_read_lock();
 	b = rslub_lookup(kc);
-	if (b)
-		atomic_inc(&b->users);
+	if (b && !rslub_slot_hold(b, kc))
+		b = NULL;
 	rcu_read_unlock();
 	return b;
 }
 
-static __always_inline void rslub_put(struct rslub_backing *b)
+/*
+ * rslub_get() given the slot @hint an allocation trampoline found at @kc's first place in
+ * the index (direct.S): the slot itself where it still backs @kc, with no second lookup;
+ * else the lookup (@kc may be further down the probe chain, or unbacked).
+ */
+static __always_inline struct rslub_backing *rslub_get_hinted(struct kmem_cache *kc,
+								struct rslub_backing *hint)
 {
-	atomic_dec(&b->users);
+	if (likely(rslub_slot_hold(hint, kc)))
+		return hint;
+	return rslub_get(kc);
+}
+
+/* Whether a replacement still holds slot @b (rslub_hook_unback(), after its barrier). */
+static bool rslub_slot_held(const struct rslub_backing *b)
+{
+	int cpu, sum = 0;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(*per_cpu_ptr(&rslub_slot_users[b->id], cpu));
+	return sum != 0;
 }
 
 /*
@@ -1145,7 +1200,7 @@ static struct ftrace_ops rslub_hook_ops = {
 
 /*
  * The classes, indexed as kmalloc_caches[type][index]: NULL where the kernel serves.
- * Set before the kmalloc hooks are registered, cleared after they are removed. Not
+ * Set once every kmalloc hook is registered, cleared after they are removed. Not
  * static: the kmalloc trampolines read its KMALLOC_NORMAL row (direct.S).
  */
 void *rslub_kmalloc_rc[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1];
@@ -1403,11 +1458,39 @@ static notrace void *rslub_r_kmalloc_cache(struct kmem_cache *s, gfp_t flags, si
 }
 
 /*
+ * kvmalloc()'s fallback where a class could not serve a request above a page: the
+ * kernel's __kvmalloc_node() past its call site (its thunk, direct.S), which neither the
+ * handler nor a trampoline sees: its vmalloc fallback takes kvmalloc()'s flags as they
+ * are (in __vmalloc_node_range(), not exported; vmalloc_huge_node() would warn of
+ * __GFP_RECLAIMABLE and others), after a try of its own kmalloc cache. Without direct
+ * calls, vmalloc_huge_node() with the flags it supports, as vmalloc_fix_flags() leaves
+ * them, without its warning.
+ */
+#ifdef RSLUB_DIRECT
+static __always_inline void *rslub_kvmalloc_fallback(DECL_KMALLOC_PARAMS(size, b, token),
+						     unsigned long align, gfp_t flags, int node)
+{
+	return RSLUB_HOLDING_MODULE(rslub_k___kvmalloc_node_noprof(
+		PASS_KMALLOC_PARAMS(size, b, token), align, flags, node));
+}
+#else
+static __always_inline void *rslub_kvmalloc_fallback(DECL_KMALLOC_PARAMS(size, b, token),
+						     unsigned long align, gfp_t flags, int node)
+{
+	/* mm/vmalloc.c's GFP_VMALLOC_SUPPORTED (not in a header). */
+	const gfp_t supported = GFP_KERNEL | GFP_ATOMIC | GFP_NOWAIT | __GFP_NOFAIL |
+				__GFP_ZERO | __GFP_NORETRY | __GFP_RETRY_MAYFAIL | GFP_NOFS |
+				GFP_NOIO | GFP_KERNEL_ACCOUNT | GFP_USER | __GFP_NOLOCKDEP |
+				__GFP_SKIP_KASAN;
+
+	return RSLUB_HOLDING_MODULE(vmalloc_huge_node_noprof(size, flags & supported, node));
+}
+#endif
+
+/*
  * kvmalloc(): a class with mm/slub.c's adjusted flags, as the kernel tries kmalloc
- * first; a request above a page that the class cannot take goes to vmalloc, as the
- * kernel's does (vmalloc_huge_node() is __vmalloc_node_range() with the huge-page flag
- * kvmalloc() sets, which does nothing below PMD_SIZE). An alignment above a page, which
- * vmalloc must give, stays the kernel's.
+ * first; a request above a page that the class cannot take falls back as the kernel's
+ * (above). An alignment above a page, which vmalloc must give, stays the kernel's.
  */
 static __always_inline void *rslub_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token),
 					    unsigned long align, gfp_t flags, int node, void *rc,
@@ -1429,7 +1512,7 @@ static __always_inline void *rslub_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token),
 		rslub_put(held);
 	if (p || size <= PAGE_SIZE)
 		return rslub_kasan_kmalloc(p, size, flags);
-	return RSLUB_HOLDING_MODULE(vmalloc_huge_node_noprof(size, flags, node));
+	return rslub_kvmalloc_fallback(PASS_KMALLOC_PARAMS(size, b, token), align, flags, node);
 }
 
 notrace void *rslub_dr_kvmalloc(DECL_KMALLOC_PARAMS(size, b, token), unsigned long align,
@@ -1633,6 +1716,9 @@ static bool rslub_kmalloc_direct_wanted(void);
 static int rslub_kmalloc_direct_register(void);
 static bool rslub_kmalloc_direct_unregister(void);
 static bool rslub_kmalloc_direct_on(void);
+#ifdef RSLUB_DIRECT
+static bool rslub_direct_site_ok(const void *fn);
+#endif
 
 #ifdef RSLUB_INJECT
 /*
@@ -1673,16 +1759,16 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 	static const unsigned long fns[] = { RSLUB_KMALLOC_HOOKED(RSLUB_FN_ADDR) };
 	int t, i, j, ret;
 
+#ifdef RSLUB_DIRECT
+	/* kvmalloc()'s fallback jumps past its call site (rslub_kvmalloc_fallback()). */
+	if (!rslub_direct_site_ok(__kvmalloc_node_noprof)) {
+		pr_err("rslub: __kvmalloc_node_noprof's ftrace call site is not at +%d: kmalloc stays the kernel's\n",
+		       RSLUB_SITE);
+		return -EOPNOTSUPP;
+	}
+#endif
 	for (i = 0; i < ARRAY_SIZE(rslub_kmalloc_index); i++)
 		rslub_kmalloc_index[i] = __kmalloc_index(8 * (i + 1), false);
-	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
-		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
-			for (j = 0; j < n; j++) {
-				if (kmalloc_caches[t][i] == kc[j])
-					rslub_kmalloc_rc[t][i] = rc[j];
-			}
-		}
-	}
 	if (rslub_kmalloc_direct_wanted())
 		ret = rslub_kmalloc_direct_register();
 	else
@@ -1692,9 +1778,22 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 		ret = rslub_kmalloc_fail_midway();
 	if (ret) {
 		ftrace_free_filter(&rslub_kmalloc_ops);
-		memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
+		return ret;
 	}
-	return ret;
+	/*
+	 * Only now may a class serve: the hooks, registered one by one, find no class until
+	 * then and give every call to the kernel. A start that fails above has served no
+	 * object from the classes its caller is about to destroy.
+	 */
+	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
+		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
+			for (j = 0; j < n; j++) {
+				if (kmalloc_caches[t][i] == kc[j])
+					WRITE_ONCE(rslub_kmalloc_rc[t][i], rc[j]);
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -1722,6 +1821,42 @@ void rslub_kmalloc_only(bool on)
 void rslub_kmalloc_fail_next(void)
 {
 	rslub_kmalloc_fail = true;
+}
+
+/* Test-only: the slot backing @kc, not held (a hint, as a trampoline hands on), or NULL. */
+void *rslub_test_slot_of(struct kmem_cache *kc)
+{
+	struct rslub_backing *b;
+
+	rcu_read_lock();
+	b = rslub_lookup(kc);
+	rcu_read_unlock();
+	return b;
+}
+
+/* Test-only: the slot backing @kc, held (rslub_test_slot_put()), or NULL. */
+void *rslub_test_slot_hold(struct kmem_cache *kc)
+{
+	return rslub_get(kc);
+}
+
+/* Test-only: lets go of a slot of rslub_test_slot_hold(). */
+void rslub_test_slot_put(void *b)
+{
+	rslub_put(b);
+}
+
+/*
+ * Test-only: kmem_cache_alloc(@kc, @gfp) as its trampoline hands it on with the slot
+ * @hint (rslub_test_slot_of()); ERR_PTR(-EOPNOTSUPP) without direct calls.
+ */
+void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint)
+{
+#ifdef RSLUB_DIRECT
+	return rslub_dr_alloc(kc, gfp, hint);
+#else
+	return ERR_PTR(-EOPNOTSUPP);
+#endif
 }
 
 /* Test-only: whether a class served the probe of the last start that failed midway. */
@@ -1793,17 +1928,100 @@ static __always_inline void rslub_direct_count(void)
 }
 #endif
 
-/* The decisions of direct.S's slow paths (direct.h). */
-notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
+/* Whether rslub serves an allocation of @s with @gfp, as the handler decides. */
+static __always_inline bool rslub_d_alloc_backed(struct kmem_cache *s, gfp_t gfp)
 {
 	bool backed;
 
-	rslub_direct_count();
 	/* As the handler: the index's readers have preemption off (rslub_hook_unback()). */
 	preempt_disable_notrace();
 	backed = rslub_alloc_backed(s, gfp);
 	preempt_enable_notrace();
 	return backed;
+}
+
+/* The decisions of direct.S's slow paths (direct.h). */
+notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	rslub_direct_count();
+	return rslub_d_alloc_backed(s, gfp);
+}
+
+/*
+ * The slot an allocation of @s with @gfp is served from, held (rslub_put()), given the
+ * slot @hint its trampoline found at @s's first place in the index; NULL where the
+ * kernel serves it. The hint is taken after one check of its cache: no lookup, no
+ * preemption toggle. Otherwise (@s further down its probe chain, a hint gone stale, a
+ * name watched, whole-kernel mode's sightings) the handler's decision and the lookup.
+ */
+static __always_inline struct rslub_backing *rslub_dr_get(struct kmem_cache *s, gfp_t gfp,
+							  struct rslub_backing *hint)
+{
+	rslub_direct_count();
+	if (unlikely(rslub_charged(gfp)))
+		return NULL;
+	if (likely(rslub_slot_hold(hint, s)))
+		return hint;
+	if (!rslub_d_alloc_backed(s, gfp))
+		return NULL;
+	return rslub_get(s);
+}
+
+/*
+ * The replacements the allocation trampolines jump to with a slot (direct.h): where the
+ * kernel serves after all, its function past its call site (its thunk), since the
+ * trampoline would send the call back here.
+ */
+notrace void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *hint)
+{
+	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	void *p;
+
+	if (unlikely(!b))
+		return RSLUB_HOLDING_MODULE(rslub_k_kmem_cache_alloc_noprof(s, gfp));
+	p = rslub_cache_alloc(b->rc, gfp);
+	rslub_put(b);
+	return p;
+}
+
+notrace void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
+				 struct rslub_backing *hint)
+{
+	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	void *p;
+
+	if (unlikely(!b))
+		return RSLUB_HOLDING_MODULE(rslub_k_kmem_cache_alloc_lru_noprof(s, lru, gfp));
+	/* As rslub_r_alloc_lru(): never charged, so @lru is not needed. */
+	p = rslub_cache_alloc(b->rc, gfp);
+	rslub_put(b);
+	return p;
+}
+
+notrace void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node,
+				  struct rslub_backing *hint)
+{
+	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	void *p;
+
+	if (unlikely(!b))
+		return RSLUB_HOLDING_MODULE(rslub_k_kmem_cache_alloc_node_noprof(s, gfp, node));
+	p = rslub_cache_alloc_node(b->rc, gfp, node);
+	rslub_put(b);
+	return p;
+}
+
+notrace bool rslub_dr_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p,
+				 struct rslub_backing *hint)
+{
+	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	int n;
+
+	if (unlikely(!b))
+		return RSLUB_HOLDING_MODULE(rslub_k_kmem_cache_alloc_bulk_noprof(s, gfp, size, p));
+	n = rslub_cache_alloc_bulk(b->rc, gfp, size, p);
+	rslub_put(b);
+	return n != 0;
 }
 
 struct rslub_direct_site {
@@ -2227,6 +2445,7 @@ int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n)
 	for (i = 0, j = 0; j < n; i++) {
 		if (!rslub_slot_free(&rslub_backed[i]))
 			continue;
+		rslub_backed[i].id = i;
 		WRITE_ONCE(rslub_backed[i].rc, rc[j]);
 		smp_store_release(&rslub_backed[i].kc, kc[j]);
 		rslub_index_add(rslub_index, &rslub_backed[i]);
@@ -2255,7 +2474,12 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 			rslub_index_buf[1] : rslub_index_buf[0];
 
 		WRITE_ONCE(b->kc, NULL);
-		memset(spare, 0, sizeof(rslub_index_buf[0]));
+		/*
+		 * Word by word: a trampoline preempted since it loaded the old index may still
+		 * read this one, and hands what it reads on as a slot (rslub_get_hinted()).
+		 */
+		for (i = 0; i < RSLUB_INDEX_SIZE; i++)
+			WRITE_ONCE(spare[i], NULL);
 		for (i = 0; i < RSLUB_MAX_BACKED; i++) {
 			if (rslub_backed[i].kc)
 				rslub_index_add(spare, &rslub_backed[i]);
@@ -2268,8 +2492,8 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		 * there why a stale one is harmless.)
 		 */
 		synchronize_rcu();
-		/* A replacement that got the slot before still allocates from rc. */
-		while (atomic_read(&b->users))
+		/* A replacement that held the slot before still allocates from rc. */
+		while (rslub_slot_held(b))
 			msleep(1);
 		rc = b->rc;
 		b->rc = NULL;

@@ -85,7 +85,8 @@ pub(super) fn start(st: &mut State) -> Result {
     // `stop` (in `st.kmalloc`, below) or for ever.
     let r = to_result(unsafe { ffi::rslub_hook_kmalloc(kcs.as_ptr(), rcs.as_ptr(), n) });
     if let Err(e) = r {
-        // The classes go with `classes`: nothing was served from them.
+        // The classes go with `classes`: nothing was served from them (the hooks find
+        // them only once all are registered).
         unhook_if_idle(st);
         return Err(e);
     }
