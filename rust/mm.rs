@@ -393,8 +393,19 @@ unsafe fn head_from(page: *const bindings::page, info: usize) -> *const bindings
 pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
     // SAFETY: The caller guarantees `addr` is in the direct map, so its page is its
     // `struct page` (`virt_to_page()` on x86-64), always mapped, and so is its head.
+    unsafe { slab_of_head(head_of(page_of(addr))) }
+}
+
+/// [`slab_of`] given the head page of the slab holding the address, as the direct-call
+/// trampolines find it (`rust/back/direct.S`, `RSLUB_OWN_SLAB`).
+///
+/// # Safety
+///
+/// `head` must be the head page of a slab page (a valid `struct page`).
+#[inline(always)]
+pub(crate) unsafe fn slab_of_head(head: *const bindings::page) -> *mut Slab {
+    // SAFETY: A valid `struct page` (caller).
     unsafe {
-        let head = head_of(page_of(addr));
         (*head)
             .__bindgen_anon_1
             .__bindgen_anon_1

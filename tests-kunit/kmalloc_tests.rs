@@ -19,7 +19,7 @@ mod tests {
         gfp::Gfp,
         inject::{install, Point},
         test_shim::{
-            defer, direct_param, direct_sites_patched, direct_state, kfree, kmalloc,
+            defer, direct_param, direct_sites_patched, direct_state, is_vmalloc, kfree, kmalloc,
             kmalloc_512_node, kmalloc_64, kmalloc_cache, kmalloc_node, kmalloc_size_roundup,
             kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc, kvrealloc, memcg,
             meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok, KernelCache, Thread,
@@ -297,13 +297,25 @@ mod tests {
     /// A kvmalloc() above a page whose class cannot get pages falls back as the kernel's
     /// does: to the kernel's `__kvmalloc_node()`, its own kmalloc cache, then vmalloc with
     /// the flags as given (`vmalloc_huge_node()` would warn of a reclaimable one's
-    /// `__GFP_RECLAIMABLE`); one below a page fails instead, as the kernel's does.
+    /// `__GFP_RECLAIMABLE`); one below a page fails instead, as the kernel's does. Where
+    /// that function cannot be called past its call site, to vmalloc itself, with the
+    /// flags it supports.
     #[test]
     fn kvmalloc_falls_back_to_the_kernels_above_a_page_only() {
-        let _m = KmallocMode::start();
         let rcl = Gfp::from_raw(Gfp::KERNEL.raw() | bindings_gfp::RECLAIMABLE);
-        // The classes are new: every allocation needs a new slab.
         let hook = |_cache: usize, p: Point| matches!(p, Point::PageAlloc { .. });
+        back::kmalloc_kv_vmalloc(true);
+        let vm = {
+            let _m = KmallocMode::start();
+            back::kmalloc_kv_vmalloc(false);
+            let _h = install(&hook).expect("hook");
+            kvmalloc(6000, rcl)
+        };
+        assert!(vm != 0 && owner(vm).is_none() && is_vmalloc(vm));
+        // SAFETY: A live object of kvmalloc, freed once.
+        unsafe { kvfree(vm) };
+        let _m = KmallocMode::start();
+        // The classes are new: every allocation needs a new slab.
         let (big, small, big_rcl) = {
             let _h = install(&hook).expect("hook");
             (

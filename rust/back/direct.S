@@ -33,9 +33,10 @@
  *    Anything outside the direct map (NULL, ZERO_SIZE_PTR, vmalloc) is the kernel's
  *    after 4.
  *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
- *    first place in the index of backed caches is empty is not backed (below): 11. A
- *    slot there goes to the replacement, which checks it. While names are watched or
- *    whole-kernel mode sights caches, an empty place asks C.
+ *    first place in the index of backed caches is empty is not backed (below): 11. Its
+ *    own slot there goes to the replacement, which checks it again (11 too); another
+ *    cache's asks C. While names are watched or whole-kernel mode sights caches, an
+ *    empty place asks C.
  *  - The kmalloc family (registered in whole-kernel mode only): flags rslub never serves
  *    (DMA, and __GFP_ACCOUNT under CONFIG_MEMCG) and sizes it never serves (0, above
  *    KMALLOC_MAX_CACHE_SIZE) are the kernel's; an ordinary request's class is read from
@@ -135,9 +136,10 @@ SYM_FUNC_END(rslub_k_\fn)
 /*
  * \name, entered as \fn with the object in \reg: an rslub object goes to \repl, any other
  * to \kernel_page (one outside the direct map) or \kernel_slab (one on a page of the
- * direct map), both \fn past its call site unless told otherwise.
+ * direct map), both \fn past its call site unless told otherwise. With \head, \repl is
+ * rslub_free_owned_on(object, head page) (rust/back/mod.rs), given the head page found.
  */
-.macro RSLUB_OBJECT_TRAMPOLINE name:req, fn:req, reg:req, repl:req, kernel_page, kernel_slab
+.macro RSLUB_OBJECT_TRAMPOLINE name:req, fn:req, reg:req, repl:req, kernel_page, kernel_slab, head
 SYM_FUNC_START(\name)
 	ANNOTATE_NOENDBR
 .ifb \kernel_page
@@ -150,6 +152,12 @@ SYM_FUNC_START(\name)
 .else
 	RSLUB_OWN_SLAB \kernel_slab, .Lhole\@
 .endif
+.ifnb \head
+.ifnc \reg, %rdi
+	movq	\reg, %rdi
+.endif
+	movq	%rax, %rsi
+.endif
 	jmp	\repl
 .Lhole\@:
 .ifb \kernel_slab
@@ -160,9 +168,13 @@ SYM_FUNC_START(\name)
 SYM_FUNC_END(\name)
 .endm
 
-/* kfree(x), kmem_cache_free(s, x), ksize(x), krealloc_node_align_noprof(p, ...). */
-RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree, kfree, %rdi, rslub_r_kfree
-RSLUB_OBJECT_TRAMPOLINE rslub_direct_free, kmem_cache_free, %rsi, rslub_r_free
+/*
+ * kfree(x), kmem_cache_free(s, x) (freed by the object's own cache, as mm/slub.c frees
+ * it: s is checked against it only by the kernel's debug options), ksize(x),
+ * krealloc_node_align_noprof(p, ...).
+ */
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree, kfree, %rdi, rslub_free_owned_on, , , head
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_free, kmem_cache_free, %rsi, rslub_free_owned_on, , , head
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_ksize, ksize, %rdi, rslub_r_ksize
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_krealloc, krealloc_node_align_noprof, %rdi, rslub_r_krealloc
 /*
@@ -170,7 +182,8 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_krealloc, krealloc_node_align_noprof, %rdi,
  * so it goes to kfree past its call site, where kvfree() would have called it; NULL and
  * vmalloc addresses to kvfree itself.
  */
-RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree, kvfree, %rdi, rslub_r_kfree, , kfree + RSLUB_SITE_END
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree, kvfree, %rdi, rslub_free_owned_on, , \
+	kfree + RSLUB_SITE_END, head
 /* kvfree_call_rcu(head, ptr), kfree_call_rcu_nolock(head, ptr): ptr may be vmalloc's. */
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree_rcu, kvfree_call_rcu, %rsi, rslub_r_kvfree_call_rcu
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree_rcu_nolock, kfree_call_rcu_nolock, %rsi, rslub_r_kfree_call_rcu_nolock
@@ -182,12 +195,15 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
 /*
  * \name, entered as \fn(s, ...) with the flags in \gfp: kmem_cache_alloc_noprof,
  * kmem_cache_alloc_node_noprof, kmem_cache_alloc_lru_noprof and
- * kmem_cache_alloc_bulk_noprof. A slot at the cache's first place in the index goes to
- * \direct in \slot (the register after the function's last argument), which checks it
- * and serves without another lookup; an empty place is the kernel's unless names are
- * watched or caches sighted, when C is asked first. The question saves the function's
- * \nargs argument registers (4 at most) around it, and passes it the cache and the
- * flags; \repl then looks the cache up again.
+ * kmem_cache_alloc_bulk_noprof. The slot at the cache's first place in the index, when
+ * it is s's and the flags are not charged (memcg), goes to \direct in \slot (the
+ * register after the function's last argument), which holds it, checks it again and
+ * serves without another lookup. An empty place is the kernel's unless names are watched
+ * or caches sighted; these and another cache's slot (s may be further down its probe
+ * chain) ask C first, and go to \repl, which looks the cache up, or to the kernel's
+ * function past its call site (its caller's return address on the stack, as for every
+ * call the kernel serves). The question saves the function's \nargs argument registers
+ * (4 at most) around it, and passes it the cache and the flags.
  */
 .macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req, direct:req, gfp:req, nargs:req, slot:req
 SYM_FUNC_START(\name)
@@ -198,7 +214,13 @@ SYM_FUNC_START(\name)
 	movq	rslub_index(%rip), %r10
 	movq	(%r10, %rax, 8), \slot		/* read once: the buffer may be rebuilt */
 	testq	\slot, \slot
-	jnz	\direct
+	jz	.Lempty\@
+	cmpq	%rdi, (\slot)			/* its kc: s's own slot, when read */
+	jne	.Lask\@
+	testq	\gfp, rslub_alloc_charged(%rip)
+	jz	\direct
+	jmp	.Lask\@
+.Lempty\@:
 	cmpl	$0, rslub_nwatched(%rip)
 	jne	.Lask\@
 	cmpb	$0, rslub_all(%rip)

@@ -56,6 +56,7 @@
 extern unsigned long rslub_direct_map_bytes;
 extern const u32 rslub_kmalloc_not_normal, rslub_kmalloc_never;
 extern u8 rslub_kmalloc_index[RSLUB_KMALLOC_MAX_CACHE_SIZE / 8];
+extern const unsigned long rslub_alloc_charged;
 
 /*
  * The trampolines' questions, where their quick test cannot decide: whether the call
@@ -123,6 +124,7 @@ void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node, struct rslu
 bool rslub_dr_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p,
 			 struct rslub_backing *hint);
 void rslub_r_kfree(const void *x);
+void rslub_free_owned_on(void *obj, const struct page *head);
 void rslub_r_free(struct kmem_cache *s, void *x);
 void *rslub_r_alloc(struct kmem_cache *s, gfp_t gfp);
 void *rslub_r_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);

@@ -86,6 +86,7 @@ void rslub_kmalloc_fail_next(void);
 bool rslub_kmalloc_hooked(void);
 bool rslub_kmalloc_filtered(void);
 bool rslub_kmalloc_failed_served(void);
+void rslub_kmalloc_kv_vmalloc(bool on);
 void *rslub_test_slot_of(struct kmem_cache *kc);
 void *rslub_test_slot_hold(struct kmem_cache *kc);
 void rslub_test_slot_put(void *b);
@@ -117,28 +118,41 @@ bool rslub_sight_dropped(void);
 
 /*
  * The backed caches: kc is published last (release), read first (acquire). A slot is
- * free when kc and rc are NULL. Slots change under rslub_backed_lock only; id is the
- * slot's index, set once.
+ * free when kc and rc are NULL. Slots change under rslub_backed_lock only. kc is the
+ * first member: the allocation trampolines compare it (direct.S). 32 bytes, so that a
+ * slot's index is its offset shifted.
  */
 static struct rslub_backing {
 	struct kmem_cache *kc;
 	void *rc;
-	unsigned int id;
-} rslub_backed[RSLUB_MAX_BACKED];
+} __aligned(32) rslub_backed[RSLUB_MAX_BACKED];
 static DEFINE_MUTEX(rslub_backed_lock);
+static_assert(offsetof(struct rslub_backing, kc) == 0);
 
 /*
- * The replacements using each slot's rc, counted per CPU: a replacement holds a slot
- * with one per-CPU increment (rslub_slot_hold()) and releases it with a decrement,
- * possibly on another CPU, so that only the sum over all CPUs means anything. Against
- * unbacking, as a Dekker pair: a holder increments, then (full barrier) reads kc;
- * rslub_hook_unback() clears kc, then (full barrier, in synchronize_rcu()) sums the
- * counts. Either unbacking sees the increment and waits, or the holder sees kc cleared
- * and lets go without touching rc. The sum is taken without a snapshot: a holder that
- * moved may make it read one too many or too few for a moment, never 0 while a holder
- * that saw kc set still holds (its increment is seen; its decrement is not, or both).
+ * The replacements using each slot's rc, counted per CPU as SRCU counts its readers: a
+ * replacement holds a slot with one per-CPU increment of its locks (rslub_slot_hold())
+ * and lets go with one of its unlocks (rslub_put()), each on any CPU (it may be preempted
+ * and moved in between, or between its increment and its check), so that only sums over
+ * all CPUs mean anything. Against unbacking, as a Dekker pair: a holder counts a lock,
+ * then (full barrier) reads kc; rslub_hook_unback() clears kc, then (full barrier, in
+ * synchronize_rcu()) sums the unlocks, then (full barrier) the locks. Either it sees
+ * the lock of a holder and waits for its unlock, or the holder sees the slot cleared and
+ * lets go without touching rc. The sums are no snapshot, but every unlock counted has
+ * its lock counted too (the lock came first, and the locks are summed after), so equal
+ * sums mean that no holder that saw kc set still holds.
  */
-static DEFINE_PER_CPU(int, rslub_slot_users[RSLUB_MAX_BACKED]);
+struct rslub_slot_count {
+	unsigned long locks[RSLUB_MAX_BACKED];
+	unsigned long unlocks[RSLUB_MAX_BACKED];
+};
+static DEFINE_PER_CPU(struct rslub_slot_count, rslub_slot_users);
+
+/* @b's index in rslub_backed[]. */
+static __always_inline unsigned int rslub_slot_id(const struct rslub_backing *b)
+{
+	return b - rslub_backed;
+}
 
 /*
  * The index the handler looks caches up in: an open-addressing hash table of the slots in
@@ -459,17 +473,17 @@ static __always_inline struct rslub_backing *rslub_lookup(struct kmem_cache *kc)
  */
 static __always_inline bool rslub_slot_hold(struct rslub_backing *b, struct kmem_cache *kc)
 {
-	this_cpu_inc(rslub_slot_users[b->id]);
-	smp_mb(); /* the increment before the read of kc: see rslub_slot_users */
+	this_cpu_inc(rslub_slot_users.locks[rslub_slot_id(b)]);
+	smp_mb(); /* the lock before the read of kc: see rslub_slot_users */
 	if (likely(smp_load_acquire(&b->kc) == kc))
 		return true;
-	this_cpu_dec(rslub_slot_users[b->id]);
+	this_cpu_inc(rslub_slot_users.unlocks[rslub_slot_id(b)]);
 	return false;
 }
 
 static __always_inline void rslub_put(struct rslub_backing *b)
 {
-	this_cpu_dec(rslub_slot_users[b->id]);
+	this_cpu_inc(rslub_slot_users.unlocks[rslub_slot_id(b)]);
 }
 
 /* The slot backing @kc, held (rslub_put()) so that its rslub cache stays; or NULL. */
@@ -486,26 +500,21 @@ static __always_inline struct rslub_backing *rslub_get(struct kmem_cache *kc)
 }
 
 /*
- * rslub_get() given the slot @hint an allocation trampoline found at @kc's first place in
- * the index (direct.S): the slot itself where it still backs @kc, with no second lookup;
- * else the lookup (@kc may be further down the probe chain, or unbacked).
+ * Whether a replacement may still hold slot @b (rslub_hook_unback(), after the barrier
+ * that follows its clearing of kc): the unlocks summed first, then the locks.
  */
-static __always_inline struct rslub_backing *rslub_get_hinted(struct kmem_cache *kc,
-								struct rslub_backing *hint)
-{
-	if (likely(rslub_slot_hold(hint, kc)))
-		return hint;
-	return rslub_get(kc);
-}
-
-/* Whether a replacement still holds slot @b (rslub_hook_unback(), after its barrier). */
 static bool rslub_slot_held(const struct rslub_backing *b)
 {
-	int cpu, sum = 0;
+	unsigned int id = rslub_slot_id(b);
+	unsigned long locks = 0, unlocks = 0;
+	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(*per_cpu_ptr(&rslub_slot_users[b->id], cpu));
-	return sum != 0;
+		unlocks += READ_ONCE(per_cpu_ptr(&rslub_slot_users, cpu)->unlocks[id]);
+	smp_mb(); /* the unlocks before the locks: see rslub_slot_users */
+	for_each_possible_cpu(cpu)
+		locks += READ_ONCE(per_cpu_ptr(&rslub_slot_users, cpu)->locks[id]);
+	return locks != unlocks;
 }
 
 /*
@@ -1242,6 +1251,8 @@ static struct task_struct *rslub_kmalloc_task;
 static bool rslub_kmalloc_fail;
 /* Test-only: a class served the probe of rslub_kmalloc_fail_midway(). */
 static bool rslub_kmalloc_served_probe;
+/* Test-only: kvmalloc()'s fallback without the thunk, for the next start. */
+static bool rslub_kv_force_vmalloc;
 
 /* Whether the test-only limit keeps rslub from serving a kmalloc called from @ip. */
 static __always_inline bool rslub_kmalloc_limited(unsigned long ip)
@@ -1462,18 +1473,14 @@ static notrace void *rslub_r_kmalloc_cache(struct kmem_cache *s, gfp_t flags, si
  * kernel's __kvmalloc_node() past its call site (its thunk, direct.S), which neither the
  * handler nor a trampoline sees: its vmalloc fallback takes kvmalloc()'s flags as they
  * are (in __vmalloc_node_range(), not exported; vmalloc_huge_node() would warn of
- * __GFP_RECLAIMABLE and others), after a try of its own kmalloc cache. Without direct
- * calls, vmalloc_huge_node() with the flags it supports, as vmalloc_fix_flags() leaves
- * them, without its warning.
+ * __GFP_RECLAIMABLE and others), after a try of its own kmalloc cache. The caller
+ * address it records (slab tracking, /proc/vmallocinfo) is then rslub's. Where its call
+ * site is not where the thunk assumes (rslub_kv_thunk, checked when kmalloc's hooks are
+ * registered), vmalloc_huge_node() with the flags it supports, as vmalloc_fix_flags()
+ * leaves them, without its warning.
  */
-#ifdef RSLUB_DIRECT
-static __always_inline void *rslub_kvmalloc_fallback(DECL_KMALLOC_PARAMS(size, b, token),
-						     unsigned long align, gfp_t flags, int node)
-{
-	return RSLUB_HOLDING_MODULE(rslub_k___kvmalloc_node_noprof(
-		PASS_KMALLOC_PARAMS(size, b, token), align, flags, node));
-}
-#else
+static bool rslub_kv_thunk __maybe_unused;
+
 static __always_inline void *rslub_kvmalloc_fallback(DECL_KMALLOC_PARAMS(size, b, token),
 						     unsigned long align, gfp_t flags, int node)
 {
@@ -1483,9 +1490,13 @@ static __always_inline void *rslub_kvmalloc_fallback(DECL_KMALLOC_PARAMS(size, b
 				GFP_NOIO | GFP_KERNEL_ACCOUNT | GFP_USER | __GFP_NOLOCKDEP |
 				__GFP_SKIP_KASAN;
 
+#ifdef RSLUB_DIRECT
+	if (likely(READ_ONCE(rslub_kv_thunk)))
+		return RSLUB_HOLDING_MODULE(rslub_k___kvmalloc_node_noprof(
+			PASS_KMALLOC_PARAMS(size, b, token), align, flags, node));
+#endif
 	return RSLUB_HOLDING_MODULE(vmalloc_huge_node_noprof(size, flags & supported, node));
 }
-#endif
 
 /*
  * kvmalloc(): a class with mm/slub.c's adjusted flags, as the kernel tries kmalloc
@@ -1760,12 +1771,12 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 	int t, i, j, ret;
 
 #ifdef RSLUB_DIRECT
-	/* kvmalloc()'s fallback jumps past its call site (rslub_kvmalloc_fallback()). */
-	if (!rslub_direct_site_ok(__kvmalloc_node_noprof)) {
-		pr_err("rslub: __kvmalloc_node_noprof's ftrace call site is not at +%d: kmalloc stays the kernel's\n",
-		       RSLUB_SITE);
-		return -EOPNOTSUPP;
-	}
+	/* Whether kvmalloc()'s fallback may jump past its call site (rslub_kvmalloc_fallback()). */
+	WRITE_ONCE(rslub_kv_thunk, rslub_direct_site_ok(__kvmalloc_node_noprof));
+#endif
+#ifdef RSLUB_INJECT
+	if (rslub_kv_force_vmalloc)
+		WRITE_ONCE(rslub_kv_thunk, false);
 #endif
 	for (i = 0; i < ARRAY_SIZE(rslub_kmalloc_index); i++)
 		rslub_kmalloc_index[i] = __kmalloc_index(8 * (i + 1), false);
@@ -1859,6 +1870,12 @@ void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint)
 #endif
 }
 
+/* Test-only: kvmalloc()'s fallback of the next starts without the thunk (@on). */
+void rslub_kmalloc_kv_vmalloc(bool on)
+{
+	rslub_kv_force_vmalloc = on;
+}
+
 /* Test-only: whether a class served the probe of the last start that failed midway. */
 bool rslub_kmalloc_failed_served(void)
 {
@@ -1928,6 +1945,13 @@ static __always_inline void rslub_direct_count(void)
 }
 #endif
 
+/*
+ * The flags whose allocations rslub_charged() leaves to the kernel: the allocation
+ * trampolines test them before they hand a slot on (direct.S).
+ */
+const unsigned long rslub_alloc_charged = IS_ENABLED(CONFIG_MEMCG) ?
+						  (__force unsigned long)__GFP_ACCOUNT : 0;
+
 /* Whether rslub serves an allocation of @s with @gfp, as the handler decides. */
 static __always_inline bool rslub_d_alloc_backed(struct kmem_cache *s, gfp_t gfp)
 {
@@ -1949,17 +1973,15 @@ notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
 
 /*
  * The slot an allocation of @s with @gfp is served from, held (rslub_put()), given the
- * slot @hint its trampoline found at @s's first place in the index; NULL where the
- * kernel serves it. The hint is taken after one check of its cache: no lookup, no
- * preemption toggle. Otherwise (@s further down its probe chain, a hint gone stale, a
- * name watched, whole-kernel mode's sightings) the handler's decision and the lookup.
+ * slot @hint its trampoline found at @s's first place in the index, backing @s when it
+ * looked, for flags that are not charged (direct.S); NULL where the kernel serves it. The
+ * hint is taken after one check of its cache: no lookup, no preemption toggle. Where it
+ * went stale since (unbacked), the handler's decision and the lookup.
  */
 static __always_inline struct rslub_backing *rslub_dr_get(struct kmem_cache *s, gfp_t gfp,
 							  struct rslub_backing *hint)
 {
 	rslub_direct_count();
-	if (unlikely(rslub_charged(gfp)))
-		return NULL;
 	if (likely(rslub_slot_hold(hint, s)))
 		return hint;
 	if (!rslub_d_alloc_backed(s, gfp))
@@ -2445,7 +2467,6 @@ int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n)
 	for (i = 0, j = 0; j < n; i++) {
 		if (!rslub_slot_free(&rslub_backed[i]))
 			continue;
-		rslub_backed[i].id = i;
 		WRITE_ONCE(rslub_backed[i].rc, rc[j]);
 		smp_store_release(&rslub_backed[i].kc, kc[j]);
 		rslub_index_add(rslub_index, &rslub_backed[i]);
@@ -2476,7 +2497,7 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		WRITE_ONCE(b->kc, NULL);
 		/*
 		 * Word by word: a trampoline preempted since it loaded the old index may still
-		 * read this one, and hands what it reads on as a slot (rslub_get_hinted()).
+		 * read this one, and hands what it reads on as a slot (rslub_dr_get()).
 		 */
 		for (i = 0; i < RSLUB_INDEX_SIZE; i++)
 			WRITE_ONCE(spare[i], NULL);

@@ -104,6 +104,8 @@ mod ffi {
         #[cfg(rslub_inject)]
         pub(super) fn rslub_kmalloc_failed_served() -> bool;
         #[cfg(rslub_inject)]
+        pub(super) fn rslub_kmalloc_kv_vmalloc(on: bool);
+        #[cfg(rslub_inject)]
         pub(super) fn rslub_kmalloc_hooked() -> bool;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_kmalloc_filtered() -> bool;
@@ -127,6 +129,29 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
     let obj = obj.cast::<u8>();
     // SAFETY: `obj` lies on a live rslub slab (caller).
     let (slab, cache) = unsafe { slab_and_cache(obj) };
+    if cache.object_holding(slab, obj) != Some(obj) {
+        return cache.not_an_object(slab, obj);
+    }
+    // SAFETY: The start of a live object of `cache` (checked; caller), freed once here.
+    unsafe { cache.free(NonNull::new_unchecked(obj)) };
+}
+
+/// [`rslub_free_owned`] of `obj`, whose slab's head page is `head`: what the direct-call
+/// trampolines of `kfree()`, `kvfree()` and `kmem_cache_free()` jump to with the head page
+/// their ownership test found (`rust/back/direct.S`), so that it is not found again.
+///
+/// # Safety
+///
+/// As for [`rslub_free_owned`]; `head` must be the head page of `obj`'s slab.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rslub_free_owned_on(obj: *mut c_void, head: *const bindings::page) {
+    let obj = obj.cast::<u8>();
+    // SAFETY: `head` is the head page of a live rslub slab (caller), whose metadata is
+    // the live `Slab` of a live `CacheCore`.
+    let (slab, cache) = unsafe {
+        let s = &*crate::mm::slab_of_head(head);
+        (s, &*s.cache.cast::<CacheCore>())
+    };
     if cache.object_holding(slab, obj) != Some(obj) {
         return cache.not_an_object(slab, obj);
     }
@@ -861,6 +886,16 @@ pub(crate) fn kmalloc_failed_served() -> bool {
     let _st = BACK.lock();
     // SAFETY: No precondition; under the backing lock, as every start.
     unsafe { ffi::rslub_kmalloc_failed_served() }
+}
+
+/// Makes the next starts of kmalloc's service fall back from kvmalloc's classes to vmalloc
+/// itself rather than through the kernel's `__kvmalloc_node()` (`on`), as where that
+/// function's call site is not where direct calls expect it.
+#[cfg(rslub_inject)]
+pub(crate) fn kmalloc_kv_vmalloc(on: bool) {
+    let _st = BACK.lock();
+    // SAFETY: No precondition; under the backing lock, as every start.
+    unsafe { ffi::rslub_kmalloc_kv_vmalloc(on) }
 }
 
 /// How many caches are backed or draining (while any is, the module must stay).
