@@ -143,10 +143,14 @@ static_assert(offsetof(struct rslub_backing, kc) == 0);
  * sums mean that no holder that saw kc set still holds.
  */
 struct rslub_slot_count {
-	unsigned long locks[RSLUB_MAX_BACKED];
-	unsigned long unlocks[RSLUB_MAX_BACKED];
+	unsigned int locks[RSLUB_MAX_BACKED];
+	unsigned int unlocks[RSLUB_MAX_BACKED];
 };
-static DEFINE_PER_CPU(struct rslub_slot_count, rslub_slot_users);
+/*
+ * Allocated with the hooks (rslub_hook_init()), freed with them, when no replacement can
+ * be running: 4 KiB a CPU, too much for a module's static per-CPU area.
+ */
+static struct rslub_slot_count __percpu *rslub_slot_users;
 
 /* @b's index in rslub_backed[]. */
 static __always_inline unsigned int rslub_slot_id(const struct rslub_backing *b)
@@ -473,17 +477,17 @@ static __always_inline struct rslub_backing *rslub_lookup(struct kmem_cache *kc)
  */
 static __always_inline bool rslub_slot_hold(struct rslub_backing *b, struct kmem_cache *kc)
 {
-	this_cpu_inc(rslub_slot_users.locks[rslub_slot_id(b)]);
+	this_cpu_inc(rslub_slot_users->locks[rslub_slot_id(b)]);
 	smp_mb(); /* the lock before the read of kc: see rslub_slot_users */
 	if (likely(smp_load_acquire(&b->kc) == kc))
 		return true;
-	this_cpu_inc(rslub_slot_users.unlocks[rslub_slot_id(b)]);
+	this_cpu_inc(rslub_slot_users->unlocks[rslub_slot_id(b)]);
 	return false;
 }
 
 static __always_inline void rslub_put(struct rslub_backing *b)
 {
-	this_cpu_inc(rslub_slot_users.unlocks[rslub_slot_id(b)]);
+	this_cpu_inc(rslub_slot_users->unlocks[rslub_slot_id(b)]);
 }
 
 /* The slot backing @kc, held (rslub_put()) so that its rslub cache stays; or NULL. */
@@ -506,14 +510,14 @@ static __always_inline struct rslub_backing *rslub_get(struct kmem_cache *kc)
 static bool rslub_slot_held(const struct rslub_backing *b)
 {
 	unsigned int id = rslub_slot_id(b);
-	unsigned long locks = 0, unlocks = 0;
+	unsigned int locks = 0, unlocks = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		unlocks += READ_ONCE(per_cpu_ptr(&rslub_slot_users, cpu)->unlocks[id]);
+		unlocks += READ_ONCE(per_cpu_ptr(rslub_slot_users, cpu)->unlocks[id]);
 	smp_mb(); /* the unlocks before the locks: see rslub_slot_users */
 	for_each_possible_cpu(cpu)
-		locks += READ_ONCE(per_cpu_ptr(&rslub_slot_users, cpu)->locks[id]);
+		locks += READ_ONCE(per_cpu_ptr(rslub_slot_users, cpu)->locks[id]);
 	return locks != unlocks;
 }
 
@@ -2349,9 +2353,15 @@ int rslub_hook_init(void)
 		if (!direct || !rslub_is_direct(all[i]))
 			fns[n++] = all[i];
 	}
-	rslub_rcu_wq = alloc_workqueue("rslub_rcu", WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
-	if (!rslub_rcu_wq)
+	rslub_slot_users = alloc_percpu(struct rslub_slot_count);
+	if (!rslub_slot_users)
 		return -ENOMEM;
+	rslub_rcu_wq = alloc_workqueue("rslub_rcu", WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
+	if (!rslub_rcu_wq) {
+		free_percpu(rslub_slot_users);
+		rslub_slot_users = NULL;
+		return -ENOMEM;
+	}
 	ret = rslub_ops_register(&rslub_hook_ops, fns, n, "the kmem_cache functions");
 	if (ret)
 		goto out;
@@ -2376,6 +2386,8 @@ out:
 	ftrace_free_filter(&rslub_hook_ops);
 	destroy_workqueue(rslub_rcu_wq);
 	rslub_rcu_wq = NULL;
+	free_percpu(rslub_slot_users);
+	rslub_slot_users = NULL;
 	return ret;
 }
 
@@ -2400,6 +2412,9 @@ void rslub_hook_exit(void)
 	rslub_rcu_barrier();
 	destroy_workqueue(rslub_rcu_wq);
 	rslub_rcu_wq = NULL;
+	/* No replacement runs any more (unregistering waited for them), and none holds. */
+	free_percpu(rslub_slot_users);
+	rslub_slot_users = NULL;
 	WRITE_ONCE(rslub_hooks_used, true);
 	module_put(THIS_MODULE);
 }
