@@ -189,6 +189,8 @@ mod ffi {
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_of(kc: *mut kernel::bindings::kmem_cache) -> usize;
         #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_slot_first(kc: *mut kernel::bindings::kmem_cache) -> bool;
+        #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_hold(kc: *mut kernel::bindings::kmem_cache) -> usize;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_put(slot: usize);
@@ -1388,6 +1390,14 @@ pub(crate) fn memmap_hole() -> usize {
 pub(crate) fn slot_of(kc: &KernelCache) -> usize {
     // SAFETY: A live cache.
     unsafe { ffi::rslub_test_slot_of(kc.raw().as_ptr()) }
+}
+
+/// Whether `kc`'s slot is at its first place in the backing index (an allocation
+/// trampoline finds it there without probing further); false if it is not backed.
+#[cfg(rslub_inject)]
+pub(crate) fn slot_first(kc: &KernelCache) -> bool {
+    // SAFETY: A live cache.
+    unsafe { ffi::rslub_test_slot_first(kc.raw().as_ptr()) }
 }
 
 /// A slot of the backing index held as a replacement holds it while it allocates: its

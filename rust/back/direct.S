@@ -34,9 +34,9 @@
  *    after 4.
  *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
  *    first place in the index of backed caches is empty is not backed (below): 11. Its
- *    own slot there goes to the replacement, which checks it again (11 too); another
- *    cache's asks C. While names are watched or whole-kernel mode sights caches, an
- *    empty place asks C.
+ *    own slot there goes to the replacement, which checks it again (11 too); each other
+ *    cache's slot before the cache's own or an empty entry costs 9 more. While names are
+ *    watched or whole-kernel mode sights caches, an empty entry asks C.
  *  - The kmalloc family (registered in whole-kernel mode only): flags rslub never serves
  *    (DMA, and __GFP_ACCOUNT under CONFIG_MEMCG) and sizes it never serves (0, above
  *    KMALLOC_MAX_CACHE_SIZE) are the kernel's; an ordinary request's class is read from
@@ -195,15 +195,16 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
 /*
  * \name, entered as \fn(s, ...) with the flags in \gfp: kmem_cache_alloc_noprof,
  * kmem_cache_alloc_node_noprof, kmem_cache_alloc_lru_noprof and
- * kmem_cache_alloc_bulk_noprof. The slot at the cache's first place in the index, when
- * it is s's and the flags are not charged (memcg), goes to \direct in \slot (the
- * register after the function's last argument), which holds it, checks it again and
- * serves without another lookup. An empty place is the kernel's unless names are watched
- * or caches sighted; these and another cache's slot (s may be further down its probe
- * chain) ask C first, and go to \repl, which looks the cache up, or to the kernel's
+ * kmem_cache_alloc_bulk_noprof. The index is probed as rslub_lookup() probes it, from
+ * s's hash to s's slot or the first empty entry. s's slot, for flags that are not
+ * charged (memcg), goes to \direct in \slot (the register after the function's last
+ * argument), which holds it, checks it again and serves without another lookup. An
+ * empty entry is the kernel's unless names are watched or caches sighted; these, charged
+ * flags and a chain that does not end (a buffer rebuilt under a preempted task, again
+ * and again) ask C first, and go to \repl, which looks the cache up, or to the kernel's
  * function past its call site (its caller's return address on the stack, as for every
  * call the kernel serves). The question saves the function's \nargs argument registers
- * (4 at most) around it, and passes it the cache and the flags.
+ * (4 at most) around it, and passes it the cache and the flags. Clobbers %r11 too.
  */
 .macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req, direct:req, gfp:req, nargs:req, slot:req
 SYM_FUNC_START(\name)
@@ -212,11 +213,24 @@ SYM_FUNC_START(\name)
 	imulq	%rdi, %rax
 	shrq	$(64 - RSLUB_INDEX_BITS), %rax
 	movq	rslub_index(%rip), %r10
-	movq	(%r10, %rax, 8), \slot		/* read once: the buffer may be rebuilt */
+	movq	(%r10, %rax, 8), \slot		/* each entry read once: see the top */
 	testq	\slot, \slot
 	jz	.Lempty\@
 	cmpq	%rdi, (\slot)			/* its kc: s's own slot, when read */
-	jne	.Lask\@
+	je	.Lmine\@
+	movl	$RSLUB_INDEX_SIZE, %r11d	/* the probe chain, at most once round */
+.Lprobe\@:
+	incl	%eax
+	andl	$(RSLUB_INDEX_SIZE - 1), %eax
+	movq	(%r10, %rax, 8), \slot
+	testq	\slot, \slot
+	jz	.Lempty\@
+	cmpq	%rdi, (\slot)
+	je	.Lmine\@
+	decl	%r11d
+	jnz	.Lprobe\@
+	jmp	.Lask\@
+.Lmine\@:
 	testq	\gfp, rslub_alloc_charged(%rip)
 	jz	\direct
 	jmp	.Lask\@

@@ -48,6 +48,7 @@
 
 /* The index of backed caches (hook.c): its size's log2. */
 #define RSLUB_INDEX_BITS 10
+#define RSLUB_INDEX_SIZE (1 << RSLUB_INDEX_BITS)
 /* hash_ptr() (include/linux/hash.h, 64-bit): the multiplier of the index's keys. */
 #define RSLUB_GOLDEN_RATIO_64 0x61C8864680B583EB
 

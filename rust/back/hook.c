@@ -45,7 +45,6 @@
 /* Kernel caches backed at once: whole-kernel mode backs hundreds. */
 #define RSLUB_MAX_BACKED 512
 /* The index has twice as many entries, so that its probes stay short (direct.h). */
-#define RSLUB_INDEX_SIZE (1 << RSLUB_INDEX_BITS)
 static_assert(RSLUB_INDEX_SIZE >= 2 * RSLUB_MAX_BACKED);
 
 /* Exported by rust/api.rs and rust/back/mod.rs. */
@@ -88,6 +87,7 @@ bool rslub_kmalloc_filtered(void);
 bool rslub_kmalloc_failed_served(void);
 void rslub_kmalloc_kv_vmalloc(bool on);
 void *rslub_test_slot_of(struct kmem_cache *kc);
+bool rslub_test_slot_first(struct kmem_cache *kc);
 void *rslub_test_slot_hold(struct kmem_cache *kc);
 void rslub_test_slot_put(void *b);
 void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint);
@@ -1849,6 +1849,19 @@ void *rslub_test_slot_of(struct kmem_cache *kc)
 	return b;
 }
 
+/* Test-only: whether @kc's slot is at its first place in the index (no probe further). */
+bool rslub_test_slot_first(struct kmem_cache *kc)
+{
+	struct rslub_backing *b;
+	bool first;
+
+	rcu_read_lock();
+	b = rslub_lookup(kc);
+	first = b && READ_ONCE(rslub_index)[hash_ptr(kc, RSLUB_INDEX_BITS)] == b;
+	rcu_read_unlock();
+	return first;
+}
+
 /* Test-only: the slot backing @kc, held (rslub_test_slot_put()), or NULL. */
 void *rslub_test_slot_hold(struct kmem_cache *kc)
 {
@@ -1985,7 +1998,6 @@ notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
 static __always_inline struct rslub_backing *rslub_dr_get(struct kmem_cache *s, gfp_t gfp,
 							  struct rslub_backing *hint)
 {
-	rslub_direct_count();
 	if (likely(rslub_slot_hold(hint, s)))
 		return hint;
 	if (!rslub_d_alloc_backed(s, gfp))
