@@ -169,9 +169,9 @@ SYM_FUNC_END(\name)
 .endm
 
 /*
- * kfree(x), kmem_cache_free(s, x) (freed by the object's own cache, as mm/slub.c frees
- * it: s is checked against it only by the kernel's debug options), ksize(x),
- * krealloc_node_align_noprof(p, ...).
+ * kfree(x), kmem_cache_free(s, x) (freed by the object's own cache; s is not compared with
+ * it, which mm/slub.c does under CONFIG_SLAB_FREELIST_HARDENED and the debug options:
+ * Documentation/backing.rst), ksize(x), krealloc_node_align_noprof(p, ...).
  */
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree, kfree, %rdi, rslub_free_owned_on, , , head
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_free, kmem_cache_free, %rsi, rslub_free_owned_on, , , head
@@ -198,10 +198,10 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
  * kmem_cache_alloc_bulk_noprof. The index is probed as rslub_lookup() probes it, from
  * s's hash to s's slot or the first empty entry. s's slot, for flags that are not
  * charged (memcg), goes to \direct in \slot (the register after the function's last
- * argument), which holds it, checks it again and serves without another lookup. An
- * empty entry is the kernel's unless names are watched or caches sighted; these, charged
- * flags and a chain that does not end (a buffer rebuilt under a preempted task, again
- * and again) ask C first, and go to \repl, which looks the cache up, or to the kernel's
+ * argument), which holds it, checks it again and serves without another lookup; charged
+ * flags go to the kernel's function. An empty entry is the kernel's unless names are
+ * watched or caches sighted; these and a chain that does not end (a buffer rebuilt under
+ * a preempted task, again and again) ask C first, and go to \repl, which looks the cache up, or to the kernel's
  * function past its call site (its caller's return address on the stack, as for every
  * call the kernel serves). The question saves the function's \nargs argument registers
  * (4 at most) around it, and passes it the cache and the flags. Clobbers %r11 too.
@@ -233,7 +233,7 @@ SYM_FUNC_START(\name)
 .Lmine\@:
 	testq	\gfp, rslub_alloc_charged(%rip)
 	jz	\direct
-	jmp	.Lask\@
+	jmp	\fn + RSLUB_SITE_END		/* charged: the kernel's (rslub_alloc_backed()) */
 .Lempty\@:
 	cmpl	$0, rslub_nwatched(%rip)
 	jne	.Lask\@

@@ -479,7 +479,8 @@ static __always_inline bool rslub_slot_hold(struct rslub_backing *b, struct kmem
 {
 	this_cpu_inc(rslub_slot_users->locks[rslub_slot_id(b)]);
 	smp_mb(); /* the lock before the read of kc: see rslub_slot_users */
-	if (likely(smp_load_acquire(&b->kc) == kc))
+	/* A free slot's kc is NULL: a NULL cache (a caller's bug) never holds one. */
+	if (likely(smp_load_acquire(&b->kc) == kc && kc))
 		return true;
 	this_cpu_inc(rslub_slot_users->unlocks[rslub_slot_id(b)]);
 	return false;
@@ -487,6 +488,11 @@ static __always_inline bool rslub_slot_hold(struct rslub_backing *b, struct kmem
 
 static __always_inline void rslub_put(struct rslub_backing *b)
 {
+	/*
+	 * No barrier before the unlock, which SRCU's unlock has: on x86-64 (TSO, the only
+	 * architecture rslub builds for) the section's accesses are ordered before it, and
+	 * the caller's use of rc is an opaque call the compiler cannot move past it.
+	 */
 	this_cpu_inc(rslub_slot_users->unlocks[rslub_slot_id(b)]);
 }
 
