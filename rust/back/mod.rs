@@ -127,13 +127,8 @@ mod kmalloc;
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
     let obj = obj.cast::<u8>();
-    // SAFETY: `obj` lies on a live rslub slab (caller).
-    let (slab, cache) = unsafe { slab_and_cache(obj) };
-    if cache.object_holding(slab, obj) != Some(obj) {
-        return cache.not_an_object(slab, obj);
-    }
-    // SAFETY: The start of a live object of `cache` (checked; caller), freed once here.
-    unsafe { cache.free(NonNull::new_unchecked(obj)) };
+    // SAFETY: `obj` lies on a live rslub slab (caller), whose pages are in the direct map.
+    unsafe { free_on(crate::mm::slab_of(obj), obj) };
 }
 
 /// [`rslub_free_owned`] of `obj`, whose slab's head page is `head`: what the direct-call
@@ -145,13 +140,20 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
 /// As for [`rslub_free_owned`]; `head` must be the head page of `obj`'s slab.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_free_owned_on(obj: *mut c_void, head: *const bindings::page) {
-    let obj = obj.cast::<u8>();
-    // SAFETY: `head` is the head page of a live rslub slab (caller), whose metadata is
-    // the live `Slab` of a live `CacheCore`.
-    let (slab, cache) = unsafe {
-        let s = &*crate::mm::slab_of_head(head);
-        (s, &*s.cache.cast::<CacheCore>())
-    };
+    // SAFETY: `head` is the head page of `obj`'s live rslub slab (caller).
+    unsafe { free_on(crate::mm::slab_of_head(head), obj.cast()) };
+}
+
+/// Frees `obj`, a pointer on the live slab `slab` of an rslub cache: the object it starts,
+/// or, where it starts none (a caller's bug), nothing, reported.
+///
+/// # Safety
+///
+/// As for [`rslub_free_owned`]; `slab` must be the metadata of `obj`'s slab.
+#[inline(always)]
+unsafe fn free_on(slab: *const slab::Slab, obj: *mut u8) {
+    // SAFETY: `slab` is live (caller), and its `cache` is the live `CacheCore` it came from.
+    let (slab, cache) = unsafe { (&*slab, &*(*slab).cache.cast::<CacheCore>()) };
     if cache.object_holding(slab, obj) != Some(obj) {
         return cache.not_an_object(slab, obj);
     }
