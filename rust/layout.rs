@@ -317,6 +317,11 @@ impl Layout {
         NonZeroU32::new(self.size).unwrap_or(NonZeroU32::MIN)
     }
 
+    /// The stride as [`ExactIndex`] divides by it.
+    pub(crate) fn exact_index(&self) -> ExactIndex {
+        ExactIndex::new(self.stride())
+    }
+
     /// Bytes left unused at the end of each slab.
     pub(crate) fn waste(&self) -> u32 {
         slab_bytes(self.order) - self.objects * self.size
@@ -500,5 +505,51 @@ impl core::fmt::Display for WhatIf {
             "min_partial: rslub {}, kernel {}",
             self.min_partial, self.kernel_min_partial
         )
+    }
+}
+
+/// Division by a stride that tells at once whether it is exact (Granlund and Montgomery's
+/// test of divisibility, "Division by invariant integers using multiplication", 1994):
+/// for a stride `d = o << k` with `o` odd and `inverse` the inverse of `o` modulo 2^64,
+/// `(x * inverse).rotate_right(k)` is `x / d` where `d` divides `x`, and above
+/// `u64::MAX / d` where it does not (the map is a bijection of `u64` that takes the
+/// multiples of `d` onto `0..=u64::MAX / d`). A free's check that a pointer starts one of
+/// its slab's objects is thus a multiplication, a rotation and a compare with the count
+/// of objects, where a division and a multiplication back would be a dozen instructions.
+///
+/// # Invariants
+///
+/// `inverse` is odd, `inverse * (d >> shift) == 1` modulo 2^64, and `shift` is the number
+/// of trailing zero bits of `d`, for the stride `d` it was made from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ExactIndex {
+    inverse: u64,
+    shift: u32,
+}
+
+impl ExactIndex {
+    /// The index by `stride`.
+    pub(crate) const fn new(stride: NonZeroU32) -> Self {
+        let shift = stride.trailing_zeros();
+        let odd = (stride.get() >> shift) as u64;
+        // Newton's iteration modulo 2^64: `odd` is its own inverse modulo 8 (3 bits), and
+        // each step doubles the bits that are right: 6, 12, 24, 48, 96.
+        let mut inverse = odd;
+        let mut step = 0;
+        while step < 5 {
+            inverse = inverse.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inverse)));
+            step += 1;
+        }
+        // INVARIANT: the inverse of the odd part, and its trailing zeros.
+        Self { inverse, shift }
+    }
+
+    /// `offset / stride` where the stride divides `offset`; otherwise a value above
+    /// `u64::MAX / stride`, hence above any count of objects of a slab.
+    #[inline(always)]
+    pub(crate) fn of(self, offset: usize) -> u64 {
+        (offset as u64)
+            .wrapping_mul(self.inverse)
+            .rotate_right(self.shift)
     }
 }

@@ -289,6 +289,42 @@ mod tests {
         assert_eq!(back::backings(), base);
     }
 
+    /// The replacements' fast path (preemption off, `rust/back/fast.rs`) zeroes what
+    /// `__GFP_ZERO` asks, through `kmem_cache_alloc()` and `kmem_cache_alloc_node()`: an
+    /// object dirtied and freed comes back (the CPU's free list is last in, first out)
+    /// zeroed.
+    #[test]
+    fn a_zeroing_allocation_on_the_fast_path_comes_back_zeroed() {
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_zero", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let mut reused = 0;
+        for round in 0..64 {
+            let a = kc.alloc(Gfp::KERNEL);
+            // `round` picks the entry point.
+            assert!(a != 0 && rslub_owns(a));
+            dirty(a);
+            // SAFETY: allocated above, freed once.
+            unsafe { kc.free(a) };
+            let z = if round % 2 == 0 {
+                kc.zalloc(Gfp::KERNEL)
+            } else {
+                kc.alloc_node(Gfp::KERNEL.with(Gfp::ZERO), kernel::bindings::NUMA_NO_NODE)
+            };
+            assert!(z != 0 && rslub_owns(z));
+            reused += usize::from(z == a);
+            // SAFETY: a live object of `SIZE` bytes.
+            let zb = unsafe { core::slice::from_raw_parts(z as *const u8, SIZE as usize) };
+            assert!(zb.iter().all(|&b| b == 0));
+            // SAFETY: allocated above, freed once.
+            unsafe { kc.free(z) };
+        }
+        // Most rounds run on one CPU from start to end.
+        assert!(reused >= 32);
+        assert_eq!(back::unback(handle(&kc)), Ok(0));
+        assert_eq!(back::backings(), base);
+    }
+
     /// A backed cache whose slot is not at its first place in the index (its hash's place
     /// holds another backed cache's slot) is found by the trampoline's probe, as the
     /// handler's lookup finds it, and served by rslub without a question to C; an unbacked

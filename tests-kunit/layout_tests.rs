@@ -9,9 +9,10 @@ use kernel::prelude::*;
 #[kunit_tests(rslub_layout)]
 mod tests {
     use crate::layout::{
-        min_partial_for, Layout, OrderRules, HWCACHE_ALIGN, MAX_PAGE_ORDER, PAGE_SIZE, POISON,
-        RED_ZONE, SANITY, TYPESAFE_BY_RCU,
+        min_partial_for, ExactIndex, Layout, OrderRules, HWCACHE_ALIGN, MAX_PAGE_ORDER, PAGE_SIZE,
+        POISON, RED_ZONE, SANITY, TYPESAFE_BY_RCU,
     };
+    use core::num::NonZeroU32;
 
     const DEFAULT_RULES: OrderRules = OrderRules {
         min_order: 0,
@@ -246,5 +247,49 @@ mod tests {
         }
         assert_eq!(min_partial_for(1 << 22), 10);
         assert_eq!(layout(64, DEFAULT_RULES).min_partial(Some(7)), 7);
+    }
+
+    /// `ExactIndex` against a division: for strides odd, even and powers of two, small
+    /// and as large as a slab, every offset of two slabs' worth (and every offset below
+    /// the base, as a wrapped subtraction gives it) starts an object exactly when the
+    /// division is exact with an index below the count, and then gives that index.
+    #[test]
+    fn exact_index_is_the_division() {
+        for stride in (1u32..=520).chain([
+            1000,
+            1024,
+            1536,
+            3072,
+            4096,
+            4104,
+            12288,
+            PAGE_SIZE << MAX_PAGE_ORDER,
+        ]) {
+            let d = NonZeroU32::new(stride).expect("non-zero");
+            let index = ExactIndex::new(d);
+            let objects = (2 * PAGE_SIZE / stride).max(1);
+            let span = u64::from(objects + 1) * u64::from(stride);
+            let step = (span / 4096).max(1);
+            let mut offset = 0u64;
+            while offset < span {
+                for x in [offset, offset.wrapping_neg()] {
+                    let exact =
+                        x % u64::from(stride) == 0 && x / u64::from(stride) < u64::from(objects);
+                    let got = index.of(x as usize);
+                    assert_eq!((stride, x, got < u64::from(objects)), (stride, x, exact));
+                    if exact {
+                        assert_eq!(got, x / u64::from(stride));
+                    }
+                }
+                // Every offset near each object's start, and a sample of the rest.
+                offset += if offset % u64::from(stride) < 2
+                    || u64::from(stride) - offset % u64::from(stride) < 2
+                {
+                    1
+                } else {
+                    step
+                };
+            }
+        }
     }
 }

@@ -50,7 +50,7 @@
  * read a buffer that unbackings have rebuilt since, for as long as it was preempted,
  * about any cache. Every entry of every buffer is NULL or a slot (the buffers and the
  * slots are static, written a word at a time): a slot is handed on, and the replacement
- * holds it only if it backs the cache (hook.c, rslub_dr_get()); an empty entry sends the
+ * uses it only if it backs the cache (hook.c, rslub_dr_alloc*()); an empty entry sends the
  * call to the kernel, which is correct for any cache (backing is a choice, and the object
  * goes back by its page when it is freed): such a task may get a kernel object from a
  * backed cache, once. The kmalloc class table is only ever filled

@@ -47,13 +47,21 @@
 /* The index has twice as many entries, so that its probes stay short (direct.h). */
 static_assert(RSLUB_INDEX_SIZE >= 2 * RSLUB_MAX_BACKED);
 
-/* Exported by rust/api.rs and rust/back/mod.rs. */
+/* Exported by rust/api.rs, rust/back/mod.rs and rust/back/fast.rs. */
 void *rslub_cache_alloc(void *s, gfp_t gfp);
 void *rslub_cache_alloc_node(void *s, gfp_t gfp, int node);
 int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void rslub_cache_free_bulk(void *s, size_t nr, void **p);
 void rslub_free_owned(void *obj);
+void *rslub_backed_alloc_fast(void *rc, gfp_t gfp, struct kmem_cache *s);
+void *rslub_backed_alloc_fast_lru(void *rc, gfp_t gfp, struct kmem_cache *s,
+				  struct list_lru *lru);
+void *rslub_backed_alloc_fast_node(void *rc, gfp_t gfp, int node, struct kmem_cache *s);
+/* Called by those (rust/back/fast.rs) with preemption off. */
+void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp);
+void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
+void *rslub_dr_alloc_node_miss(struct kmem_cache *s, gfp_t gfp, int node);
 void rslub_free_owned_at_bulk(void **inside, size_t n);
 size_t rslub_object_size(const void *obj);
 void rslub_back_destroying(struct kmem_cache *kc, bool last);
@@ -1995,30 +2003,39 @@ notrace bool rslub_d_alloc(struct kmem_cache *s, gfp_t gfp)
 }
 
 /*
- * The slot an allocation of @s with @gfp is served from, held (rslub_put()), given the
- * slot @hint its trampoline found at @s's first place in the index, backing @s when it
- * looked, for flags that are not charged (direct.S); NULL where the kernel serves it. The
- * hint is taken after one check of its cache: no lookup, no preemption toggle. Where it
- * went stale since (unbacked), the handler's decision and the lookup.
+ * The slot an allocation of @s with @gfp is served from, held (rslub_put()), as the
+ * handler decides and looks it up; NULL where the kernel serves it.
  */
-static __always_inline struct rslub_backing *rslub_dr_get(struct kmem_cache *s, gfp_t gfp,
-							  struct rslub_backing *hint)
+static __always_inline struct rslub_backing *rslub_dr_hold(struct kmem_cache *s, gfp_t gfp)
 {
-	if (likely(rslub_slot_hold(hint, s)))
-		return hint;
 	if (!rslub_d_alloc_backed(s, gfp))
 		return NULL;
 	return rslub_get(s);
 }
 
 /*
- * The replacements the allocation trampolines jump to with a slot (direct.h): where the
- * kernel serves after all, its function past its call site (its thunk), since the
- * trampoline would send the call back here.
+ * The replacements the allocation trampolines jump to with a slot (direct.h), each in
+ * three parts.
+ *
+ * The fast path: with preemption off, a slot whose kc is @s is held as the handler holds
+ * what it looks up, since rslub_hook_unback() clears kc, then waits out a grace period
+ * before it takes rc. So the rslub cache's allocation fast path alone
+ * (rslub_backed_alloc_fast*(), rust/back/mod.rs), which never sleeps, runs on rc without
+ * the slot's counts and their full barrier (rslub_slot_hold()).
+ *
+ * The miss: where the hint is stale, or the fast path has more to do than it may there
+ * (a refill, a sanitizer), rslub_dr_alloc*_miss(), called with preemption off (by the
+ * fast path itself, as a tail call given what it still has in registers, so that it
+ * saves none) and returning with it off, turns it on around the full path.
+ *
+ * The full path: the slot looked up again and held by its counts (rslub_dr_hold()), the
+ * rslub cache's whole allocation, which may sleep; where the kernel serves after all,
+ * its function past its call site (its thunk), since the trampoline would send the call
+ * back here.
  */
-notrace void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *hint)
+static noinline notrace void *rslub_dr_alloc_full(struct kmem_cache *s, gfp_t gfp)
 {
-	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	struct rslub_backing *b = rslub_dr_hold(s, gfp);
 	void *p;
 
 	if (unlikely(!b))
@@ -2028,10 +2045,40 @@ notrace void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backi
 	return p;
 }
 
-notrace void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
-				 struct rslub_backing *hint)
+notrace void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp)
 {
-	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	void *p;
+
+	preempt_enable_notrace();
+	p = rslub_dr_alloc_full(s, gfp);
+	preempt_disable_notrace();
+	return p;
+}
+
+/* Whether slot @hint backs @s, with preemption off: see above. */
+static __always_inline bool rslub_dr_backs(struct rslub_backing *hint, struct kmem_cache *s)
+{
+	/* A free slot's kc is NULL: a NULL cache never takes it (rslub_slot_hold()). */
+	return likely(smp_load_acquire(&hint->kc) == s && s);
+}
+
+notrace void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *hint)
+{
+	void *p;
+
+	preempt_disable_notrace();
+	if (rslub_dr_backs(hint, s))
+		p = rslub_backed_alloc_fast(READ_ONCE(hint->rc), gfp, s);
+	else
+		p = rslub_dr_alloc_miss(s, gfp);
+	preempt_enable_notrace();
+	return p;
+}
+
+static noinline notrace void *rslub_dr_alloc_lru_full(struct kmem_cache *s,
+						      struct list_lru *lru, gfp_t gfp)
+{
+	struct rslub_backing *b = rslub_dr_hold(s, gfp);
 	void *p;
 
 	if (unlikely(!b))
@@ -2042,10 +2089,34 @@ notrace void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp
 	return p;
 }
 
-notrace void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node,
-				  struct rslub_backing *hint)
+notrace void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp)
 {
-	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	void *p;
+
+	preempt_enable_notrace();
+	p = rslub_dr_alloc_lru_full(s, lru, gfp);
+	preempt_disable_notrace();
+	return p;
+}
+
+notrace void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
+				 struct rslub_backing *hint)
+{
+	void *p;
+
+	preempt_disable_notrace();
+	if (rslub_dr_backs(hint, s))
+		p = rslub_backed_alloc_fast_lru(READ_ONCE(hint->rc), gfp, s, lru);
+	else
+		p = rslub_dr_alloc_lru_miss(s, lru, gfp);
+	preempt_enable_notrace();
+	return p;
+}
+
+static noinline notrace void *rslub_dr_alloc_node_full(struct kmem_cache *s, gfp_t gfp,
+						       int node)
+{
+	struct rslub_backing *b = rslub_dr_hold(s, gfp);
 	void *p;
 
 	if (unlikely(!b))
@@ -2055,10 +2126,35 @@ notrace void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node,
 	return p;
 }
 
+notrace void *rslub_dr_alloc_node_miss(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *p;
+
+	preempt_enable_notrace();
+	p = rslub_dr_alloc_node_full(s, gfp, node);
+	preempt_disable_notrace();
+	return p;
+}
+
+notrace void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node,
+				  struct rslub_backing *hint)
+{
+	void *p;
+
+	preempt_disable_notrace();
+	if (rslub_dr_backs(hint, s))
+		p = rslub_backed_alloc_fast_node(READ_ONCE(hint->rc), gfp, node, s);
+	else
+		p = rslub_dr_alloc_node_miss(s, gfp, node);
+	preempt_enable_notrace();
+	return p;
+}
+
 notrace bool rslub_dr_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p,
 				 struct rslub_backing *hint)
 {
-	struct rslub_backing *b = rslub_dr_get(s, gfp, hint);
+	/* The hint, held after one check of its cache; where it went stale, the lookup. */
+	struct rslub_backing *b = likely(rslub_slot_hold(hint, s)) ? hint : rslub_dr_hold(s, gfp);
 	int n;
 
 	if (unlikely(!b))
@@ -2530,7 +2626,7 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		WRITE_ONCE(b->kc, NULL);
 		/*
 		 * Word by word: a trampoline preempted since it loaded the old index may still
-		 * read this one, and hands what it reads on as a slot (rslub_dr_get()).
+		 * read this one, and hands what it reads on as a slot (rslub_dr_alloc*()).
 		 */
 		for (i = 0; i < RSLUB_INDEX_SIZE; i++)
 			WRITE_ONCE(spare[i], NULL);

@@ -112,6 +112,12 @@ mod ffi {
     }
 }
 
+#[cfg(all(
+    CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS,
+    CONFIG_DYNAMIC_FTRACE_WITH_JMP,
+    CONFIG_X86_64
+))]
+mod fast;
 mod kmalloc;
 
 /// Frees `obj`, a pointer on a slab page the hooks found rslub owns (its cache is one of
@@ -154,7 +160,7 @@ pub(crate) unsafe extern "C" fn rslub_free_owned_on(obj: *mut c_void, head: *con
 unsafe fn free_on(slab: *const slab::Slab, obj: *mut u8) {
     // SAFETY: `slab` is live (caller), and its `cache` is the live `CacheCore` it came from.
     let (slab, cache) = unsafe { (&*slab, &*(*slab).cache.cast::<CacheCore>()) };
-    if cache.object_holding(slab, obj) != Some(obj) {
+    if !cache.starts_object(slab, obj) {
         return cache.not_an_object(slab, obj);
     }
     // SAFETY: The start of a live object of `cache` (checked; caller), freed once here.

@@ -76,9 +76,35 @@ impl CacheCore {
         object
     }
 
+    /// The allocation fast path alone, for a caller that must not take the slow paths
+    /// where it stands: the backing layer's replacements, with preemption off
+    /// (`rust/back/hook.c`, `rslub_dr_alloc()`). The object, zeroed where
+    /// [`CacheCore::alloc_ptr`] would zero it, or null wherever that would do more than
+    /// its fast path: the CPU's free list empty or of another node, a free pointer to
+    /// sort out, a commit that failed, or a sanitizer to tell. Never sleeps.
+    #[inline(always)]
+    pub(crate) fn alloc_fast_only(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        if sanitize::ON {
+            return ptr::null_mut();
+        }
+        let gfp = gfp.with(self.init_on_alloc);
+        let object = self.alloc_object_in::<true>(gfp, node);
+        if gfp.has(Gfp::ZERO) && !object.is_null() {
+            self.zero(object);
+        }
+        object
+    }
+
     /// The allocation fast path, and the way into the slow path; null on failure.
     #[inline(always)]
     pub(super) fn alloc_object(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        self.alloc_object_in::<false>(gfp, node)
+    }
+
+    /// [`CacheCore::alloc_object`], or with `FAST_ONLY` its fast path alone: null where
+    /// the other would leave it.
+    #[inline(always)]
+    fn alloc_object_in<const FAST_ONLY: bool>(&self, gfp: Gfp, node: i32) -> *mut u8 {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const NODE: usize = offset_of!(CpuSlab, node);
@@ -96,14 +122,23 @@ impl CacheCore {
         let tid = unsafe { arch::read_once::<TID>(c) };
         // SAFETY: As above.
         let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
-        inject!(self, Point::AllocHeadRead);
+        // Not with preemption off: a suite's hook may sleep.
+        if !FAST_ONLY {
+            inject!(self, Point::AllocHeadRead);
+        }
         if object.is_null()
             // SAFETY: As above.
             || (node != NO_NODE && unsafe { arch::read_once::<NODE>(c) } != node as u64)
         {
-            return self.alloc_slow(gfp, node);
+            return if FAST_ONLY {
+                ptr::null_mut()
+            } else {
+                self.alloc_slow(gfp, node)
+            };
         }
-        inject!(self, Point::AllocNodeRead);
+        if !FAST_ONLY {
+            inject!(self, Point::AllocNodeRead);
+        }
         // SAFETY: `object` was on a CPU free list of this cache an instant ago, so it is
         // direct-map memory of a slab, or of pages since given back; the direct map
         // stays mapped (caches refuse `debug_pagealloc`, see `check_machine`), and a
@@ -113,13 +148,20 @@ impl CacheCore {
         // is sorted out with interrupts off, where no reuse can race. Unhardened, the end
         // of the list is committed as it is, and a corrupted pointer goes unnoticed.
         if FreePtr::HARDENED && !FreePtr::same_slab(object, next, self.slab_mask) {
-            return self.alloc_unusual(gfp, node);
+            return if FAST_ONLY {
+                ptr::null_mut()
+            } else {
+                self.alloc_unusual(gfp, node)
+            };
         }
         // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`.
         if unsafe { commit(pcpu, object, tid, next) } {
             // SAFETY: The `alloc_fast` counter of this cache's per-cpu area.
             unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::AllocFast) }>(pcpu) };
             return object;
+        }
+        if FAST_ONLY {
+            return ptr::null_mut();
         }
         self.alloc_retry(gfp, node)
     }

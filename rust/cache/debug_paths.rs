@@ -83,6 +83,14 @@ impl CacheCore {
         (i < s.objects as usize).then(|| s.base().wrapping_add(i * self.stride().get()))
     }
 
+    /// Whether `p` (a pointer into slab `s`) starts one of its objects: as
+    /// `object_holding(s, p) == Some(p)`, in three instructions ([`crate::layout::ExactIndex`]).
+    #[inline(always)]
+    pub(crate) fn starts_object(&self, s: &Slab, p: *const u8) -> bool {
+        let offset = (p as usize).wrapping_sub(s.base() as usize);
+        self.exact_index.of(offset) < u64::from(s.objects)
+    }
+
     /// Reports a free of `p`, a pointer into slab `s` that is not the start of an object;
     /// frees nothing.
     #[cold]

@@ -248,6 +248,9 @@ pub(crate) struct CacheCore {
     /// the allocation fast path's check of its free pointers is only as tight as this
     /// mask (the slow paths check its own size).
     slab_mask: usize,
+    /// Division by the stride that tells whether it is exact: a free's check that its
+    /// pointer starts an object ([`CacheCore::starts_object`]). From `layout`, fixed.
+    exact_index: layout::ExactIndex,
     ctor: Option<Ctor>,
     cpu: PerCpu<CpuSlab>,
     nodes: KVec<Pin<KBox<Node>>>,
@@ -451,12 +454,13 @@ impl CacheCore {
             crate::inject::init_on().unwrap_or((init_on_alloc, init_on_free));
         let keeps_contents = args.ctor.is_some() || layout.typesafe_by_rcu;
         // INVARIANT: a node per node id, neighbour lists from `nearest_nodes`, fixed
-        // layout.
+        // layout (and `exact_index` from it).
         KBox::pin_init(
             pin_init!(Self {
                 name,
                 fp: FreePtr::new(layout.free_offset, shim::random_u64()),
                 slab_mask: !(layout::slab_bytes(layout.order) as usize - 1),
+                exact_index: layout.exact_index(),
                 layout,
                 ctor: args.ctor,
                 cpu,
