@@ -29,9 +29,9 @@ mod tests {
             kfree_rcu_headless, kfree_rcu_inner, kfree_rcu_nolock_inner,
             kfree_rcu_nolock_inner_raw_locked, kmalloc, kmem_cache_charge, krealloc, ksize,
             ksize_krealloc_skipped, kvfree, kvmalloc, memmap_hole, module_refcount, msleep,
-            node_of, on_slab_page, read_file, set_before_destroy, set_usercopy_caught, skip,
-            slot_first, slot_of, write_file, HotTracer, KernelCache, Memcg, Mempool, SlotHold,
-            Thread, Tick,
+            node_of, on_slab_page, preempt_count, read_file, set_before_destroy,
+            set_usercopy_caught, skip, slot_first, slot_of, write_file, HotTracer, KernelCache,
+            Memcg, Mempool, SlotHold, Thread, Tick,
         },
         topology,
     };
@@ -290,37 +290,81 @@ mod tests {
     }
 
     /// The replacements' fast path (preemption off, `rust/back/fast.rs`) zeroes what
-    /// `__GFP_ZERO` asks, through `kmem_cache_alloc()` and `kmem_cache_alloc_node()`: an
-    /// object dirtied and freed comes back (the CPU's free list is last in, first out)
-    /// zeroed.
+    /// `__GFP_ZERO` asks, through `kmem_cache_alloc()`, `_node()` and `_lru()`: an object
+    /// dirtied and freed comes back (the CPU's free list is last in, first out, and the
+    /// task stays on one CPU) zeroed. An object above `FAST_ZERO_MAX` takes the miss, and
+    /// comes back zeroed too.
     #[test]
     fn a_zeroing_allocation_on_the_fast_path_comes_back_zeroed() {
         let base = back::backings();
-        let kc = KernelCache::create(c"rslub_test_kc_zero", SIZE, 0, 0, None).expect("kmem_cache");
-        back::back(handle(&kc)).expect("back");
-        let mut reused = 0;
-        for round in 0..64 {
-            let a = kc.alloc(Gfp::KERNEL);
-            // `round` picks the entry point.
-            assert!(a != 0 && rslub_owns(a));
-            dirty(a);
-            // SAFETY: allocated above, freed once.
-            unsafe { kc.free(a) };
-            let z = if round % 2 == 0 {
-                kc.zalloc(Gfp::KERNEL)
-            } else {
-                kc.alloc_node(Gfp::KERNEL.with(Gfp::ZERO), kernel::bindings::NUMA_NO_NODE)
-            };
-            assert!(z != 0 && rslub_owns(z));
-            reused += usize::from(z == a);
-            // SAFETY: a live object of `SIZE` bytes.
-            let zb = unsafe { core::slice::from_raw_parts(z as *const u8, SIZE as usize) };
-            assert!(zb.iter().all(|&b| b == 0));
-            // SAFETY: allocated above, freed once.
-            unsafe { kc.free(z) };
+        for (name, size) in [
+            (c"rslub_test_kc_zero", SIZE),
+            (c"rslub_test_kc_zero_big", crate::cache::FAST_ZERO_MAX + 8),
+        ] {
+            let kc = KernelCache::create(name, size, 0, 0, None).expect("kmem_cache");
+            back::back(handle(&kc)).expect("back");
+            pin(0);
+            let mut reused = 0;
+            for round in 0..48 {
+                let a = kc.alloc(Gfp::KERNEL);
+                assert!(a != 0 && rslub_owns(a));
+                // SAFETY: a live object of `size` bytes owned by the test.
+                unsafe { core::ptr::write_bytes(a as *mut u8, 0x6b, size as usize) };
+                // SAFETY: allocated above, freed once.
+                unsafe { kc.free(a) };
+                let zero = Gfp::KERNEL.with(Gfp::ZERO);
+                let z = match round % 3 {
+                    0 => kc.zalloc(Gfp::KERNEL),
+                    1 => kc.alloc_node(zero, NUMA_NO_NODE),
+                    _ => kc.alloc_lru(zero),
+                };
+                assert!(z != 0 && rslub_owns(z));
+                reused += usize::from(z == a);
+                // SAFETY: a live object of `size` bytes.
+                let zb = unsafe { core::slice::from_raw_parts(z as *const u8, size as usize) };
+                assert!(zb.iter().all(|&b| b == 0));
+                // SAFETY: allocated above, freed once.
+                unsafe { kc.free(z) };
+            }
+            unpin();
+            assert_eq!(reused, 48);
+            assert_eq!(back::unback(handle(&kc)), Ok(0));
         }
-        // Most rounds run on one CPU from start to end.
-        assert!(reused >= 32);
+        assert_eq!(back::backings(), base);
+    }
+
+    /// A replacement whose fast path misses turns preemption on around the full path and
+    /// off again (`rslub_dr_alloc*_miss()`): with interrupts off and `GFP_NOWAIT`, through
+    /// refills of the CPU's free list (more objects than two slabs hold), the preemption
+    /// count after each allocation is what it was before, and each object is rslub's.
+    #[test]
+    fn a_missed_fast_path_leaves_preemption_as_it_found_it() {
+        let base = back::backings();
+        let kc = KernelCache::create(c"rslub_test_kc_miss", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let mut objs = KVec::with_capacity(96, GFP_KERNEL).expect("room");
+        let count = preempt_count();
+        {
+            let _irq = shim::IrqDisabled::new();
+            let inside = preempt_count();
+            for round in 0..96 {
+                let p = match round % 3 {
+                    0 => kc.alloc(Gfp::NOWAIT),
+                    1 => kc.alloc_node(Gfp::NOWAIT, NUMA_NO_NODE),
+                    _ => kc.alloc_lru(Gfp::NOWAIT),
+                };
+                assert_eq!(preempt_count(), inside);
+                if p != 0 {
+                    objs.push(p, GFP_ATOMIC).expect("room");
+                }
+            }
+        }
+        assert_eq!(preempt_count(), count);
+        assert!(objs.len() == 96 && objs.iter().all(|&p| rslub_owns(p)));
+        for p in objs {
+            // SAFETY: allocated above, freed once.
+            unsafe { kc.free(p) };
+        }
         assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::backings(), base);
     }

@@ -45,6 +45,7 @@ struct page *rslub_test_virt_to_page(const void *addr);
 unsigned long rslub_test_virt_to_pfn(const void *addr);
 int rslub_test_pin_current(int cpu);
 u64 rslub_test_now_ns(void);
+int rslub_test_preempt_count(void);
 struct task_struct *rslub_test_thread_start(int (*fn)(void *), void *arg, int cpu);
 int rslub_test_thread_stop(struct task_struct *t);
 void rslub_test_wait_for_stop(void);
@@ -179,6 +180,11 @@ static int rslub_test_move(struct task_struct *t, int cpu)
 		ret = set_cpus_allowed_ptr(t, cpumask_of(cpu));
 	cpus_read_unlock();
 	return ret;
+}
+
+int rslub_test_preempt_count(void)
+{
+	return preempt_count();
 }
 
 int rslub_test_pin_current(int cpu)

@@ -17,6 +17,7 @@ mod ffi {
         pub(super) fn rslub_test_virt_to_pfn(addr: *const c_void) -> usize;
         pub(super) fn rslub_test_pin_current(cpu: i32) -> i32;
         pub(super) fn rslub_test_now_ns() -> u64;
+        pub(super) fn rslub_test_preempt_count() -> i32;
         pub(super) fn rslub_test_thread_start(
             f: unsafe extern "C" fn(*mut c_void) -> i32,
             arg: *mut c_void,
@@ -424,6 +425,12 @@ pub(crate) fn pin_current(cpu: Option<CpuId>) -> Result {
     let c = cpu.map_or(-1, |c| c.as_u32() as i32);
     // SAFETY: `set_cpus_allowed_ptr()` on the current task with a valid mask.
     to_result(unsafe { ffi::rslub_test_pin_current(c) })
+}
+
+/// The current preemption count, with its interrupt and softirq parts (`preempt_count()`).
+pub(crate) fn preempt_count() -> i32 {
+    // SAFETY: No precondition.
+    unsafe { ffi::rslub_test_preempt_count() }
 }
 
 /// Monotonic nanoseconds (`ktime_get_ns()`).

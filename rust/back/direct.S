@@ -198,7 +198,8 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
  * kmem_cache_alloc_bulk_noprof. The index is probed as rslub_lookup() probes it, from
  * s's hash to s's slot or the first empty entry. s's slot, for flags that are not
  * charged (memcg), goes to \direct in \slot (the register after the function's last
- * argument), which holds it, checks it again and serves without another lookup; charged
+ * argument), which checks it again and serves without another lookup (with preemption
+ * off; the bulk allocation holds it by its counts: hook.c, rslub_dr_alloc*()); charged
  * flags go to the kernel's function. An empty entry is the kernel's unless names are
  * watched or caches sighted; these and a chain that does not end (a buffer rebuilt under
  * a preempted task, again and again) ask C first, and go to \repl, which looks the cache up, or to the kernel's

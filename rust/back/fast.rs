@@ -5,8 +5,8 @@
 //! preemption off and its slot checked, tries the fast path of its rslub cache alone
 //! ([`CacheCore::alloc_fast_only`]); where that is not enough, it leaves through the
 //! miss function of its replacement as a tail call, given the arguments it still has in
-//! registers (not the slot: the miss looks it up again), so that it saves none. Built with the trampolines only
-//! (`RSLUB_DIRECT`, `rust/back/direct.h`).
+//! registers (not the slot: the miss looks it up again), so that it saves none. Built
+//! with the trampolines only (`RSLUB_DIRECT`, `rust/back/direct.h`).
 
 use crate::{
     cache::{CacheCore, NO_NODE},

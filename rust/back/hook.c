@@ -2020,16 +2020,19 @@ static __always_inline struct rslub_backing *rslub_dr_hold(struct kmem_cache *s,
  * The fast path: with preemption off, a slot whose kc is @s is held as the handler holds
  * what it looks up, since rslub_hook_unback() clears kc, then waits out a grace period
  * before it takes rc. So the rslub cache's allocation fast path alone
- * (rslub_backed_alloc_fast*(), rust/back/mod.rs), which never sleeps, runs on rc without
+ * (rslub_backed_alloc_fast*(), rust/back/fast.rs), which never sleeps, runs on rc without
  * the slot's counts and their full barrier (rslub_slot_hold()).
  *
- * The miss: where the hint is stale, or the fast path has more to do than it may there
- * (a refill, a sanitizer), rslub_dr_alloc*_miss(), called with preemption off (by the
- * fast path itself, as a tail call given what it still has in registers, so that it
- * saves none) and returning with it off, turns it on around the full path.
+ * The miss: where the hint is stale (a plain call), or the fast path has more to do than
+ * it may there (an empty or other node's free list, a free pointer to sort out, a failed
+ * commit, a large object to zero, a sanitizer: a tail call from the fast path, given
+ * what it still has in registers, so that it saves none), rslub_dr_alloc*_miss(),
+ * called with preemption off and returning with it off, turns it on around the full
+ * path.
  *
  * The full path: the slot looked up again and held by its counts (rslub_dr_hold()), the
- * rslub cache's whole allocation, which may sleep; where the kernel serves after all,
+ * rslub cache's whole allocation, which may sleep (as kmem_cache_alloc_bulk's, which
+ * holds its slot by the counts from the start); where the kernel serves after all,
  * its function past its call site (its thunk), since the trampoline would send the call
  * back here.
  */
@@ -2058,6 +2061,11 @@ notrace void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp)
 /* Whether slot @hint backs @s, with preemption off: see above. */
 static __always_inline bool rslub_dr_backs(struct rslub_backing *hint, struct kmem_cache *s)
 {
+	/*
+	 * Where RCU does not watch (idle, a CPU going down), the grace period would not wait
+	 * for this section; nothing allocates there.
+	 */
+	RCU_LOCKDEP_WARN(!rcu_is_watching(), "rslub: an allocation where RCU does not watch");
 	/* A free slot's kc is NULL: a NULL cache never takes it (rslub_slot_hold()). */
 	return likely(smp_load_acquire(&hint->kc) == s && s);
 }

@@ -22,6 +22,11 @@ use core::ptr::NonNull;
 use core::{mem::offset_of, ptr};
 use kernel::{error::code::ENOMEM, prelude::*, sync::atomic::Relaxed};
 
+/// The largest object that [`CacheCore::alloc_fast_only`] zeroes, with preemption off: a
+/// few cache lines' worth of stores; a larger one is zeroed by the full path, with
+/// preemption on, as 6.12's `slab_post_alloc_hook()` zeroes every object.
+pub(crate) const FAST_ZERO_MAX: u32 = 1024;
+
 impl CacheCore {
     /// Allocates an object, on the local node if it can (`kmem_cache_alloc`). The
     /// `Result` forms are the suites'; the C API takes [`CacheCore::alloc_ptr`].
@@ -81,13 +86,17 @@ impl CacheCore {
     /// (`rust/back/hook.c`, `rslub_dr_alloc()`). The object, zeroed where
     /// [`CacheCore::alloc_ptr`] would zero it, or null wherever that would do more than
     /// its fast path: the CPU's free list empty or of another node, a free pointer to
-    /// sort out, a commit that failed, or a sanitizer to tell. Never sleeps.
+    /// sort out, a commit that failed, or a sanitizer to tell; and an object to zero above
+    /// [`FAST_ZERO_MAX`] bytes, which 6.12 zeroes with preemption on. Never sleeps.
     #[inline(always)]
     pub(crate) fn alloc_fast_only(&self, gfp: Gfp, node: i32) -> *mut u8 {
         if sanitize::ON {
             return ptr::null_mut();
         }
         let gfp = gfp.with(self.init_on_alloc);
+        if gfp.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX {
+            return ptr::null_mut();
+        }
         let object = self.alloc_object_in::<true>(gfp, node);
         if gfp.has(Gfp::ZERO) && !object.is_null() {
             self.zero(object);
@@ -122,7 +131,8 @@ impl CacheCore {
         let tid = unsafe { arch::read_once::<TID>(c) };
         // SAFETY: As above.
         let object = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
-        // Not with preemption off: a suite's hook may sleep.
+        // Not with preemption off: a suite's hook may sleep (the race suites drive this
+        // path through the C API; the fast path alone is the same code).
         if !FAST_ONLY {
             inject!(self, Point::AllocHeadRead);
         }
@@ -161,6 +171,8 @@ impl CacheCore {
             return object;
         }
         if FAST_ONLY {
+            // Counted as `alloc_retry()` counts it; the caller's full path tries afresh.
+            self.stat(Stat::CommitFailed);
             return ptr::null_mut();
         }
         self.alloc_retry(gfp, node)

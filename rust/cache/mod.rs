@@ -11,6 +11,8 @@
 //! `stats.rs` (counters and what the cache holds).
 
 mod alloc;
+#[cfg(rslub_inject)]
+pub(crate) use alloc::FAST_ZERO_MAX;
 mod debug_paths;
 mod free;
 mod partial;
