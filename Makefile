@@ -17,7 +17,8 @@
 #                whole-system workloads (Documentation/benchmarks_whole.rst);
 #                PART=side: all but the whole-system part (Documentation/benchmarks.rst);
 #                PART=fidelity: only sheaves 7.3, classic SLUB 6.12 (built once, cached)
-#                and rslub under each profile, side by side
+#                and rslub under each profile, side by side; PART=headline: only the
+#                headline (Documentation/results.rst), in five boots
 #                WORKLOADS= (bench: the 2-node boots' workloads, all by default)
 #   make setup   install tools, fetch the kernel source, build the test kernel
 #   make / make modules   build the modules (rslub.ko, its KUnit, benchmark and sample
@@ -71,8 +72,10 @@ check:
 check-figures:
 	@python3 scripts/figures_current.py
 
+# PART=headline: scripts/bench_whole.sh's five boots of the headline (scripts/bench.sh
+# dispatches the other parts).
 bench:
-	@scripts/bench.sh
+	@if [ "$(PART)" = headline ]; then HEADLINE=1 scripts/bench_whole.sh; else scripts/bench.sh; fi
 
 clean:
 	@scripts/clean.sh

@@ -26,7 +26,8 @@
 #   The report sets them side by side: sheaves 7.3, classic SLUB 6.12, rslub on 7.3 under
 #   each profile, and the ratio of rslub's classic counters to 6.12's.
 # Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), FIDELITY=1 (only the boots
-# of the side-by-side tables: make bench PART=fidelity), WORKLOADS (those of the 2-node
+# of the side-by-side tables: make bench PART=fidelity), HEADLINE=1 (only the headline's
+# five boots: make bench PART=headline), WORKLOADS (those of the 2-node
 # boots, all by default), and the workloads' sizes (HB_GROUPS, HB_LOOPS, FIO_MIB,
 # PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
 set -euo pipefail
@@ -93,6 +94,7 @@ if [ "$commit" != unknown ] && ! git -C "$RSLUB_TOP" diff --quiet HEAD -- rust b
 fi
 out=$RSLUB_CACHE/bench-whole
 [ "${TRACE:-0}" = 1 ] && out=$RSLUB_CACHE/bench-trace
+[ "${HEADLINE:-0}" = 1 ] && out=$RSLUB_CACHE/bench-headline
 rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' "$commit" "$(date -u +%F)" "$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")" \
@@ -164,6 +166,23 @@ fidelity() {
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 SEED=2 boot "$out/stats-n2-classic-seed2.jsonl" \
 		alloc=kernel hackbench pingpong
 }
+# HEADLINE=1 (make bench PART=headline): Documentation/results.rst alone, in five boots:
+# the four allocators of the side-by-side tables running the headline's workloads, without
+# their SLUB_STATS boots, and the kernel's again with QEMU's -seed 2 for the spread. The
+# full run writes the same page from its own boots (below).
+if [ "${HEADLINE:-0}" = 1 ]; then
+	hw=${WORKLOADS:-hackbench pingpong fork execve kfree_rcu micro}
+	NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $hw
+	RSLUB_KSERIES=6.12 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $hw
+	NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $hw
+	NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned $hw
+	# shellcheck disable=SC2086 # the list of workloads, without the fast paths
+	NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel ${hw/micro/}
+	log "headline benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
+	python3 "$RSLUB_TOP/scripts/bench_headline.py" "$out" "$RSLUB_TOP/Documentation" \
+		--command "make bench PART=headline" --seconds "$(( $(date +%s) - start ))"
+	exit 0
+fi
 if [ "${FIDELITY:-0}" = 1 ]; then
 	fidelity
 	log "side-by-side benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
@@ -202,3 +221,5 @@ if [ "${SWEEP:-1}" = 1 ]; then
 fi
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"
+# The headline (Documentation/results.rst) from the same boots.
+python3 "$RSLUB_TOP/scripts/bench_headline.py" "$out" "$RSLUB_TOP/Documentation" --command "make bench"

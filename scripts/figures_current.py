@@ -24,7 +24,7 @@ CODE = ["rust", "bench", "include", "Kbuild", "scripts/kconfig/base.config",
 # Each page's own scripts (its driver, guest and report) and kernels. A page that names the
 # commit its report ran at ("report at commit abc1234") is held to that commit for its report
 # script (a report can be run again on a run's records), to the measured one for the rest.
-REPORTS = set(REPORT_SCRIPTS)
+REPORTS = set(REPORT_SCRIPTS) | {"scripts/bench_headline.py"}
 PAGES = {
     "benchmarks.rst": ["scripts/bench.sh", "scripts/bench_report.py", "scripts/bench_common.py",
                        "scripts/bench_real_guest.sh", "scripts/bench_real_report.py"],
@@ -37,6 +37,10 @@ PAGES = {
                                 "scripts/bench_whole_report.py",
                                 "scripts/kconfig/stats.config",
                                 "scripts/kconfig/classic.config"],
+    "results.rst": ["scripts/bench_headline.py", "scripts/bench_whole.sh",
+                    "scripts/bench_whole_guest.sh", "scripts/bench_whole_report.py",
+                    "scripts/bench_report.py", "scripts/bench_common.py",
+                    "scripts/kconfig/classic.config"],
     "benchmarks_distro.rst": ["scripts/bench_distro.sh", "scripts/bench_distro_report.py",
                               "scripts/bench_common.py",
                               "scripts/kconfig/distro.config"],

@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Documentation/results.rst: the headline of the benchmarks, which allocator serves the
+whole kernel in fewer instructions, where and by how much, from the boots of
+scripts/bench_whole.sh (the full run's, or the five of make bench PART=headline). It reads
+the records as bench_whole_report.py reads them and draws its plot with bench_report.py's
+bars; the long tables stay on the pages it links.
+
+    bench_headline.py RUNDIR DOCDIR [--command CMD] [--seconds N]
+"""
+
+import argparse
+import os
+
+from bench_common import report_commit, table
+from bench_report import svg_bars
+from bench_whole_report import WORK, denoise, fidelity_groups, load, marginal, per
+
+# The allocators side by side, as bench_whole.sh's boots name them.
+COLUMNS = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
+           ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
+# The issue's goals (kernel-mode instructions per unit, as a fraction of sheaves').
+GOAL_CLASSIC, GOAL_TUNED = 1.0, 0.97
+
+
+def verdict(ratio, goal, spread):
+    """Met or missed, and a tie where the difference from sheaves is within the spread."""
+    if spread is not None and abs(ratio - 1) <= spread:
+        return "tie"
+    return "met" if ratio <= goal else "missed"
+
+
+def find(recs, boot, exp, defer):
+    return next((r for r in recs if r["boot"] == boot and r["exp"] == exp
+                 and r.get("defer") == defer), None)
+
+
+def workload_rows(recs):
+    """(label, per-unit kernel-mode instructions of each column, spread) per workload run."""
+    rows = []
+    for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu"):
+        for prefix, k7, k6, rc, rt in fidelity_groups(recs, exp):
+            if not k7 or not (rc or rt):
+                continue
+            defer = k7.get("defer")
+            b = find(recs, "n2-kernel-seed2", exp, defer)
+            spread = (abs(per(b, b["kinsns"]) / per(k7, k7["kinsns"]) - 1) if b else None)
+            label = f"{exp} ({prefix.rstrip(': ')}), per {WORK[exp][0]}" if prefix \
+                else f"{exp}, per {WORK[exp][0]}"
+            rows.append((label, [per(r, r["kinsns"]) if r else None for r in (k7, k6, rc, rt)],
+                         spread))
+    return rows
+
+
+def cell(v):
+    return f"{v:.0f}" if v is not None else "-"
+
+
+def headline_table(rows):
+    body = []
+    for label, (k7, k6, rc, rt), spread in rows:
+        line = [label] + [cell(v) for v in (k7, k6, rc, rt)]
+        for v, goal in ((rc, GOAL_CLASSIC), (rt, GOAL_TUNED)):
+            line.append(f"{v / k7:.3f} ({verdict(v / k7, goal, spread)})" if v else "-")
+        line.append(f"{100 * spread:.2f}%" if spread is not None else "-")
+        body.append(line)
+    return table(["workload", "sheaves 7.3", "classic SLUB 6.12", "rslub classic",
+                  "rslub tuned", f"rslub classic / sheaves (goal {GOAL_CLASSIC})",
+                  f"rslub tuned / sheaves (goal {GOAL_TUNED})", "spread, -seed 2"], body)
+
+
+def micro_rows(micro):
+    def m(boot, who):
+        return next((r["module"] for r in micro if r["boot"] == boot
+                     and r["module"]["alloc"] == who), None)
+    cols = [m("n2-kernel", "kernel"), m("n2-classic", "kernel"), m("n2-kernel", "rslub"),
+            m("n2-kernel", "rslub_back"), m("n2-rslub", "rslub_whole")]
+    if not cols[0]:
+        return None
+    body = []
+    for what, key in (("alloc+free pair", "pair"), ("bulk 16, per object", "bulk16")):
+        line = [what] + [f"{c[key]:.2f}" if c else "-" for c in cols]
+        best = min(c[key] for c in cols[3:] if c) if any(cols[3:]) else None
+        line.append(f"{best / cols[0][key]:.2f}" if best else "-")
+        body.append(line)
+    return table(["operation", "sheaves 7.3", "classic SLUB 6.12", "rslub, C API",
+                  "rslub via kmem_cache_*, back=NAME", "rslub via kmem_cache_*, whole kernel",
+                  "rslub via kmem_cache_* / sheaves"], body)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rundir")
+    ap.add_argument("docdir")
+    ap.add_argument("--command", default="make bench")
+    ap.add_argument("--seconds", type=int)
+    a = ap.parse_args()
+    every = denoise(marginal(load(a.rundir)))
+    micro = [r for r in every if r["exp"] == "micro"]
+    recs = [r for r in every if r.get("table", True) and r["exp"] != "micro"
+            and not r["boot"].startswith("stats-")]
+    with open(os.path.join(a.rundir, "meta")) as f:
+        commit, date, kbuild, qemu, cpus = [line.rstrip("\n") for line in f][:5]
+    rows = workload_rows(recs)
+    took = f" in {a.seconds // 60} min {a.seconds % 60} s" if a.seconds else ""
+    doc = [".. SPDX-License-Identifier: GPL-2.0\n",
+           "=====================", "Results at a glance", "=====================\n",
+           f"Written by ``{a.command}``{took} (``scripts/bench_headline.py``); do not edit the "
+           "figures.\n"
+           f"Made on {date} from commit {commit}, kernel build {kbuild}, {qemu}; {cpus} vCPUs "
+           f"on 2 nodes;\nfigures computed by the report at commit {report_commit()}.\n",
+           "Which allocator runs the whole kernel in fewer instructions: the kernel's own SLUB "
+           "with\nsheaves (7.3), classic SLUB (Linux 6.12), and rslub serving the whole 7.3 "
+           "kernel\n(``back=all``) under its two profiles. Kernel-mode instructions per unit of "
+           "work, counted\nby the QEMU plugin in one boot per allocator "
+           "(:doc:`benchmarks_whole`, \"Method\"); 6.12 is a\nwhole other kernel, so its column "
+           "compares systems, and :doc:`benchmarks_fidelity` compares\nits allocator with "
+           "rslub's by their counters. A ratio within the spread (the kernel's own\nboot again "
+           "with QEMU's ``-seed 2``) is a tie.\n"]
+    if rows:
+        doc.append("The whole kernel\n================\n")
+        doc.append(headline_table(rows))
+        os.makedirs(os.path.join(a.docdir, "benchmarks"), exist_ok=True)
+        svg_bars(os.path.join(a.docdir, "benchmarks", "results.svg"),
+                 "Kernel-mode instructions per unit, % of sheaves 7.3", "% of sheaves 7.3",
+                 [label.split(",")[0] for label, _, _ in rows],
+                 [name for _, name in COLUMNS[1:]],
+                 [[100 * v[i] / v[0] if v[i] else None for _, v, _ in rows]
+                  for i in range(1, 4)])
+        doc.append("\n.. image:: benchmarks/results.svg\n")
+        won = [label.split(",")[0] for label, v, s in rows
+               if v[3] and verdict(v[3] / v[0], GOAL_TUNED, s) == "met"]
+        doc.append(f"rslub's tuned profile meets its goal on {len(won)} of {len(rows)} "
+                   f"workloads{': ' + ', '.join(won) if won else ''}. Where rslub is "
+                   "behind, :doc:`benchmarks_whole` and :doc:`benchmarks_fidelity` show its "
+                   "counters and\nthe hooks' share.\n")
+    mt = micro_rows(micro)
+    if mt:
+        doc.append("Fast paths\n==========\n")
+        doc.append("``bench/kmem_micro.c`` (a 64-byte cache of its own; instructions per "
+                   "operation, the fastest\nof 50 chunks of 1000): the kernel's allocator on "
+                   "7.3 and 6.12, rslub's C API, and the\nkernel's API on a cache that rslub "
+                   "serves (its hooks included), by name and in whole-kernel\nmode. The "
+                   "last column is the better of the two over sheaves' (goals: 0.6 for the "
+                   "pair, 1.0\nfor bulk).\n")
+        doc.append(mt)
+    with open(os.path.join(a.docdir, "results.rst"), "w") as f:
+        f.write("\n".join(doc))
+
+
+if __name__ == "__main__":
+    main()
