@@ -166,21 +166,11 @@ fidelity() {
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 SEED=2 boot "$out/stats-n2-classic-seed2.jsonl" \
 		alloc=kernel hackbench pingpong
 }
-# HEADLINE=1 (make bench PART=headline): Documentation/results.rst alone, in five boots:
-# the four allocators of the side-by-side tables running the headline's workloads, without
-# their SLUB_STATS boots, and the kernel's again with QEMU's -seed 2 for the spread. The
-# full run writes the same page from its own boots (below).
+# HEADLINE=1 (make bench PART=headline): Documentation/results.rst alone, in boots of
+# its own (scripts/bench_headline.sh); the full run writes the same page from its boots
+# (below).
 if [ "${HEADLINE:-0}" = 1 ]; then
-	hw=${WORKLOADS:-hackbench pingpong fork execve kfree_rcu micro}
-	NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $hw
-	RSLUB_KSERIES=6.12 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $hw
-	NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $hw
-	NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned $hw
-	# shellcheck disable=SC2086 # the list of workloads, without the fast paths
-	NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel ${hw/micro/}
-	log "headline benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
-	python3 "$RSLUB_TOP/scripts/bench_headline.py" "$out" "$RSLUB_TOP/Documentation" \
-		--command "make bench PART=headline" --seconds "$(( $(date +%s) - start ))"
+	. "$RSLUB_TOP/scripts/bench_headline.sh"
 	exit 0
 fi
 if [ "${FIDELITY:-0}" = 1 ]; then
