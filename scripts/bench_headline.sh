@@ -6,6 +6,12 @@
 # those below), without their SLUB_STATS boots, and the kernel's again with QEMU's -seed 2
 # for the spread. Sourced by scripts/bench_whole.sh, whose boot(), out and start it uses.
 hw=${WORKLOADS:-hackbench pingpong fork execve kfree_rcu micro}
+# Smaller runs than the full run's where they cost the most (perf's fork and execve, the
+# ping-pong), unless set: the figures are per unit, from the difference of two sizes.
+for v in FORKS=100 EXECS=100 PP_TRIPS=2000; do
+	case " $KERNEL_ARGS " in *" ${v%%=*}="*) ;; *) KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }$v" ;; esac
+done
+export KERNEL_ARGS
 NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $hw
 RSLUB_KSERIES=6.12 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $hw
 NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $hw
