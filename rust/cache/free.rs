@@ -224,17 +224,16 @@ impl CacheCore {
             // changes. Counted before the update, which is the last touch of the cache.
             if old.frozen() {
                 // This CPU's own active slab, which the fast path cannot see as such when
-                // it is of the fallback order (`FALLBACK_TAG`): the objects go on the
-                // CPU's list, as 6.12's fast path puts them. Only frees into frozen slabs
-                // pay for the test (a load and a compare).
+                // it is of the fallback order (`FALLBACK_TAG`): out of line, as a tail
+                // call, so that this loop makes no call and needs no frame. Only frees
+                // into frozen slabs pay for the test (a load and a compare).
                 // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`, so `raw_cpu_ptr`
                 // gives one CPU's copy, live, whose `slab` is an aligned `u64`.
                 if unsafe { arch::read_once::<SLAB>(arch::raw_cpu_ptr(pcpu)) }
                     == slab as usize as u64
-                    // SAFETY: As for this function.
-                    && unsafe { self.free_to_own_slab(slab, head, tail, count) }
                 {
-                    return;
+                    // SAFETY: As for this function.
+                    return unsafe { self.free_to_own_slab(slab, head, tail, count) };
                 }
                 // The offset folded into the instruction (`this_cpu_inc_at`): no register
                 // holds it across the loop.
@@ -252,27 +251,54 @@ impl CacheCore {
         }
     }
 
+    /// [`CacheCore::free_chain`] into a frozen slab, without looking at whose it is: the
+    /// objects go on its shared list (`FREE_FROZEN`). Where the free of a chain into this
+    /// CPU's own active slab ends when [`CacheCore::free_to_own_slab`] finds the fast
+    /// path's update not to apply; a slab no longer frozen goes back to
+    /// [`CacheCore::free_chain`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_chain`].
+    #[inline(never)]
+    unsafe fn free_chain_frozen(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
+        const FREE_FROZEN: usize = CacheCore::stat_offset(Stat::FreeFrozen);
+        let pcpu = self.pcpu();
+        // SAFETY: The objects are live, so their slab is.
+        let s = unsafe { &*slab };
+        loop {
+            let old = s.state();
+            if !old.frozen() {
+                // SAFETY: As for this function.
+                return unsafe { self.free_chain(slab, head, tail, count) };
+            }
+            // SAFETY: The `free_frozen` counter of this cache's per-cpu area.
+            unsafe { arch::this_cpu_inc_at::<FREE_FROZEN>(pcpu) };
+            // SAFETY: As for this function.
+            if unsafe { s.try_splice(self.fp, old, head, tail, count, None) }.is_some() {
+                return;
+            }
+            // SAFETY: As above.
+            unsafe { arch::this_cpu_dec_at::<FREE_FROZEN>(pcpu) };
+        }
+    }
+
     /// The free fast path's update, for a chain of objects of this CPU's active slab
     /// when that slab is of the fallback order: its `base` carries
     /// [`FALLBACK_TAG`](super::FALLBACK_TAG), so the fast path sent the free here. 6.12's
     /// `do_slab_free()` compares the object's slab with the CPU's whatever its order
     /// (slub.c:4636-4667): the chain goes on the CPU's free list with one `cmpxchg16b` on
     /// (freelist, tid), and counts `count` fast frees instead of the slow one the caller
-    /// counted. Returns whether it did: not when `slab` is not (or no longer) the active
-    /// slab of the CPU the task runs on, nor for a slab of the cache's order (the fast
-    /// path decided for it already, as 6.12's decides once).
+    /// counted. Where it does not (`slab` is not, or no longer, the active slab of the CPU
+    /// the task runs on, or is of the cache's order: the fast path decided for it
+    /// already, as 6.12's decides once), the chain goes on the slab's shared list
+    /// ([`CacheCore::free_chain_frozen`]).
     ///
     /// # Safety
     ///
     /// As for [`CacheCore::free_chain`].
     #[inline(never)]
-    unsafe fn free_to_own_slab(
-        &self,
-        slab: *mut Slab,
-        head: *mut u8,
-        tail: *mut u8,
-        count: u32,
-    ) -> bool {
+    unsafe fn free_to_own_slab(&self, slab: *mut Slab, head: *mut u8, tail: *mut u8, count: u32) {
         const FREELIST: usize = offset_of!(CpuSlab, freelist);
         const TID: usize = offset_of!(CpuSlab, tid);
         const SLAB: usize = offset_of!(CpuSlab, slab);
@@ -280,7 +306,8 @@ impl CacheCore {
         const FREE_SLOW: usize = CacheCore::stat_offset(Stat::FreeSlow);
         // SAFETY: The objects are live, so their slab is.
         if unsafe { (*slab).span() } == !self.slab_mask + 1 {
-            return false;
+            // SAFETY: As for this function.
+            return unsafe { self.free_chain_frozen(slab, head, tail, count) };
         }
         let pcpu = self.pcpu();
         loop {
@@ -292,7 +319,8 @@ impl CacheCore {
             let tid = unsafe { arch::read_once::<TID>(c) };
             // SAFETY: As above.
             if unsafe { arch::read_once::<SLAB>(c) } != slab as usize as u64 {
-                return false;
+                // SAFETY: As for this function.
+                return unsafe { self.free_chain_frozen(slab, head, tail, count) };
             }
             // SAFETY: As above.
             let first = unsafe { arch::read_once::<FREELIST>(c) } as usize as *mut u8;
@@ -308,7 +336,7 @@ impl CacheCore {
             // SAFETY: `pcpu` is this cache's live per-cpu `CpuSlab`; on success the chain,
             // objects of that CPU's active slab, heads its free list.
             if unsafe { commit(pcpu, first, tid, head) } {
-                return true;
+                return;
             }
             // Not freed: the objects are still live, so is the cache. Taken back (the
             // addition of `2^64 - count` subtracts `count`).
