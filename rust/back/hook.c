@@ -552,6 +552,24 @@ static __always_inline void *rslub_foreign(const void *x)
 	return rslub_shadow_owner(READ_ONCE(slab->slab_cache));
 }
 
+/*
+ * rslub_foreign(), and in @outside the bits of an address outside @x's slab when @x is
+ * on one: a slab is a naturally aligned block of PAGE_SIZE << order bytes, so an address
+ * that differs from @x only below them is in the same slab and has the same owner.
+ */
+static __always_inline void *rslub_foreign_slab(const void *x, unsigned long *outside)
+{
+	struct slab *slab;
+
+	if (unlikely(ZERO_OR_NULL_PTR(x)))
+		return NULL;
+	slab = page_slab(virt_to_page(x));
+	if (!slab)
+		return NULL;
+	*outside = ~(slab_size(slab) - 1);
+	return rslub_shadow_owner(READ_ONCE(slab->slab_cache));
+}
+
 /* rslub_foreign() for the kernel side of a user copy: any address. */
 static __always_inline void *rslub_usercopy_foreign(const void *x)
 {
@@ -934,11 +952,22 @@ notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 	size_t i = 0;
 
 	while (i < size) {
-		void *rc = rslub_foreign(p[i]);
-		size_t j = i + 1;
+		/* Only the exact pointer, if p[i] is on no slab. */
+		unsigned long outside = ~0UL, at = (unsigned long)p[i];
+		void *rc = rslub_foreign_slab(p[i], &outside);
+		size_t j;
 
-		while (j < size && rslub_foreign(p[j]) == rc)
-			j++;
+		/* The run: one look at a page per slab, an xor and a mask per object. */
+		for (j = i + 1; j < size; j++) {
+			unsigned long next = ~0UL;
+
+			if (!(((unsigned long)p[j] ^ at) & outside))
+				continue;
+			if (rslub_foreign_slab(p[j], &next) != rc)
+				break;
+			at = (unsigned long)p[j];
+			outside = next;
+		}
 		if (rc)
 			rslub_cache_free_bulk(rc, j - i, p + i);
 #ifdef RSLUB_DIRECT
