@@ -116,50 +116,66 @@ if [ "${REAL:-0}" = 1 ]; then
 		echo "file /bin/hackbench $hackbench 0755 0 0"
 	} >> "$rundir/list"
 	if [ "${WHOLE:-0}" = 1 ]; then
-		# The whole-system workloads (scripts/bench_whole_guest.sh): fio, perf, the
-		# marker, the kfree_rcu module, and a compiler with the build's files.
+		# The whole-system workloads (scripts/bench_whole_guest.sh): the marker, the
+		# kfree_rcu and kmem_micro modules, and the programs of WHOLE_FILES (fio, perf,
+		# build: the compiler with the build's files; all three unless set). They are
+		# most of the initramfs (fio's libraries 84 MB, perf's 40, cc1 32), which the
+		# kernel unpacks at every boot: the sweep's boots, hackbench alone, go without.
+		files=${WHOLE_FILES-fio perf build}
+		want() { case " $files " in *" $1 "*) return 0 ;; esac; return 1; }
 		gcc -O2 -static -nostdlib -o "$rundir/mark" "$RSLUB_TOP/scripts/workloads/mark.c"
-		for p in fio perf make gcc; do
+		progs=()
+		want fio && progs+=(fio)
+		want perf && progs+=(perf)
+		want build && progs+=(make gcc)
+		for p in "${progs[@]}"; do
 			command -v "$p" >/dev/null || die "$p not found (scripts/bench_whole.sh installs it)"
 		done
-		ksrc=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")
-		mk=$RSLUB_TOP/scripts/workloads/build.mk
-		# shellcheck disable=SC2207 # paths without spaces
-		srcs=($(make -s -f "$mk" srcs))
-		mkdir -p "$rundir/build"
-		(cd "$ksrc" && cp --parents "${srcs[@]}" "$rundir/build/")
-		# The headers they include: the C library's at their paths, the tree's in /build.
-		mapfile -t deps < <(cd "$ksrc" && gcc -M -O2 -I scripts/include "${srcs[@]}" |
-			tr ' \\' '\n\n' | grep -v ':$' | grep . | sort -u)
-		for h in "${deps[@]}"; do
-			case "$h" in
-			/*) ;;
-			*.h) (cd "$ksrc" && cp --parents "$h" "$rundir/build/") ;;
-			esac
-		done
-		cp "$mk" "$rundir/build/build.mk"
-		cc1=$(gcc -print-prog-name=cc1)
+		deps=()
+		if want build; then
+			ksrc=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")
+			mk=$RSLUB_TOP/scripts/workloads/build.mk
+			# shellcheck disable=SC2207 # paths without spaces
+			srcs=($(make -s -f "$mk" srcs))
+			mkdir -p "$rundir/build"
+			(cd "$ksrc" && cp --parents "${srcs[@]}" "$rundir/build/")
+			# The headers they include: the C library's at their paths, the tree's in /build.
+			mapfile -t deps < <(cd "$ksrc" && gcc -M -O2 -I scripts/include "${srcs[@]}" |
+				tr ' \\' '\n\n' | grep -v ':$' | grep . | sort -u)
+			for h in "${deps[@]}"; do
+				case "$h" in
+				/*) ;;
+				*.h) (cd "$ksrc" && cp --parents "$h" "$rundir/build/") ;;
+				esac
+			done
+			cp "$mk" "$rundir/build/build.mk"
+			cc1=$(gcc -print-prog-name=cc1)
+		fi
 		{
 			echo "file /bin/mark $rundir/mark 0755 0 0"
 			echo "file /rslub_kfree_rcu.ko $moddir/rslub_kfree_rcu.ko 0644 0 0"
 			echo "file /rslub_kmem_micro.ko $moddir/rslub_kmem_micro.ko 0644 0 0"
 			[ ! -f "$moddir/rslub_kmem_micro_api.ko" ] ||
 				echo "file /rslub_kmem_micro_api.ko $moddir/rslub_kmem_micro_api.ko 0644 0 0"
-			cpio_exe "$(command -v fio)" "$(command -v perf)" "$(command -v make)" \
-				"$(readlink -f "$(command -v gcc)")" "$cc1" "$(readlink -f "$(command -v as)")"
-			# The driver runs "as" and "gcc" is what the Makefile calls.
-			echo "slink /usr/bin/gcc $(readlink -f "$(command -v gcc)") 0777 0 0"
-			echo "slink /usr/bin/as $(readlink -f "$(command -v as)") 0777 0 0"
-			for h in "${deps[@]}"; do
-				case "$h" in /*) cpio_path "$h" ;; esac
-			done
-			# gcc -M names a header by its link's target: Debian's multiarch asm/
-			# headers are links into /usr/lib/linux/uapi, found by their names.
-			cpio_path /usr/include/x86_64-linux-gnu/asm/*.h
-			(cd "$rundir" && find build -type d | sed 's|^|dir /|; s|$| 0755 0 0|')
-			(cd "$rundir" && find build -type f) | while read -r f; do
-				echo "file /$f $rundir/$f 0644 0 0"
-			done
+			! want fio || cpio_exe "$(command -v fio)"
+			! want perf || cpio_exe "$(command -v perf)"
+			if want build; then
+				cpio_exe "$(command -v make)" "$(readlink -f "$(command -v gcc)")" "$cc1" \
+					"$(readlink -f "$(command -v as)")"
+				# The driver runs "as" and "gcc" is what the Makefile calls.
+				echo "slink /usr/bin/gcc $(readlink -f "$(command -v gcc)") 0777 0 0"
+				echo "slink /usr/bin/as $(readlink -f "$(command -v as)") 0777 0 0"
+				for h in "${deps[@]}"; do
+					case "$h" in /*) cpio_path "$h" ;; esac
+				done
+				# gcc -M names a header by its link's target: Debian's multiarch asm/
+				# headers are links into /usr/lib/linux/uapi, found by their names.
+				cpio_path /usr/include/x86_64-linux-gnu/asm/*.h
+				(cd "$rundir" && find build -type d | sed 's|^|dir /|; s|$| 0755 0 0|')
+				(cd "$rundir" && find build -type f) | while read -r f; do
+					echo "file /$f $rundir/$f 0644 0 0"
+				done
+			fi
 		} >> "$rundir/list"
 	fi
 else

@@ -15,7 +15,8 @@
 #   the kernel's again with QEMU's -seed 2 (how much two boots differ);
 #   hackbench alone for rslub's max_order 0..3 x min_objects 4/8/16/32 (seed 001; 3 x 16
 #     is the defaults' layout on 4 CPUs, booted again; SWEEP=0 skips them), and on classic
-#     SLUB 6.12 with the same slub_max_order and slub_min_objects;
+#     SLUB 6.12 with the same slub_max_order and slub_min_objects, and on the kernel's
+#     allocator once, in boots whose initramfs holds no other workload;
 #   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel, rslub and classic SLUB 6.12
 #     running the build (seed 003);
 #   the kernel's 2-node boot again on the kernel with SLUB_STATS (VARIANT=stats), for the
@@ -191,15 +192,23 @@ fidelity
 NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks $all
 NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
 # The build: 2 GiB in all on either topology.
+# Its boots carry the compiler alone (scripts/bench_vm.sh, WHOLE_FILES), as they compare
+# with each other only.
 for n in 4 1; do
+	export WHOLE_FILES=build
 	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
 	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
 	RSLUB_KSERIES=6.12 NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-build-classic.jsonl" alloc=kernel build
+	unset WHOLE_FILES
 done
 # The kernel's boot with other random numbers (QEMU's -seed): how much two boots of one
 # allocator differ, the scale below which a difference between allocators says nothing.
 NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
+# The sweep's boots carry hackbench alone (WHOLE_FILES empty: an initramfs a sixth the
+# size, half the boot's time), and so does its kernel row's boot.
 if [ "${SWEEP:-1}" = 1 ]; then
+	export WHOLE_FILES=""
+	NODES=2 boot "$out/sweep-kernel.jsonl" alloc=kernel hackbench
 	for o in 0 1 2 3; do
 		for m in 4 8 16 32; do
 			NODES=2 boot "$out/sweep-o$o-m$m.jsonl" alloc=rslub rslub:max_order=$o rslub:min_objects=$m hackbench
@@ -208,6 +217,7 @@ if [ "${SWEEP:-1}" = 1 ]; then
 				boot "$out/sweep-o$o-m$m-classic.jsonl" alloc=kernel hackbench
 		done
 	done
+	unset WHOLE_FILES
 fi
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"

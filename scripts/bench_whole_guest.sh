@@ -129,7 +129,9 @@ snap() {
 		next
 	}
 	{ n = split(FILENAME, w, "/"); c = w[n - 1] }
-	w[n] == "stats" { print c, $1, $2; next }
+	# Counters at 0 are left out (most of them, in most caches): a missing line is 0 to
+	# delta(), which reads two snapshots of hundreds of caches after every run.
+	w[n] == "stats" { if ($2 != 0) print c, $1, $2; next }
 	w[n] == "nodes" && $1 == "bytes" {
 		split($2, pb, "="); split($3, mb, "=")
 		print c, "page_bytes", pb[2]; print c, "meta_bytes", mb[2]
@@ -138,21 +140,34 @@ snap() {
 		print "- pgalloc", p; print "- pgfree", f; print "- pgfault", pf
 		print "- slab_kib", sl; print "- free_kib", mf; print "- ctxt", cs
 	}' "$@" > "$out"
-	# SLUB's own counters (CONFIG_SLUB_STATS), per cache, not per alias: the shell's
-	# read, no process. Summed ("-k COUNTER VALUE") and per cache ("-s CACHE/COUNTER
-	# VALUE"), for the caches a run allocated from.
+	# SLUB's own counters (CONFIG_SLUB_STATS), per cache, not per alias, each file read
+	# once, by the same kind of awk program (a shell loop over the thousands of files
+	# cost more than the runs it measured). Summed ("-k COUNTER VALUE") and per cache
+	# ("-s CACHE/COUNTER VALUE"), for the caches a run allocated from.
 	if [ -r /sys/kernel/slab/kmalloc-64/alloc_fastpath ]; then
+		set --
 		for c in /sys/kernel/slab/*; do
-			[ -L "$c" ] && continue
-			for k in $KSTATS; do
-				read -r v _ 2>/dev/null < "$c/$k" && echo "-k $k $v"
-			done
-			for k in $FSTATS; do
-				read -r v _ 2>/dev/null < "$c/$k" || continue
-				echo "-s ${c##*/}/$k $v"
-				case " $KSTATS " in *" $k "*) ;; *) echo "-k $k $v" ;; esac
-			done
-		done >> "$out"
+			[ -L "$c" ] || set -- "$@" "$c"
+		done
+		awk -v kstats="$KSTATS" -v fstats="$FSTATS" '
+		BEGIN {
+			nk = split(kstats, k, " "); nf = split(fstats, f, " ")
+			for (i = 1; i <= nk; i++) want[k[i]] = 1
+			for (i = 1; i <= nf; i++) { want[f[i]] = 1; per[f[i]] = 1 }
+			for (a = 1; a < ARGC; a++) {
+				n = split(ARGV[a], w, "/"); c = w[n]
+				for (s in want) {
+					file = ARGV[a] "/" s
+					if ((getline line < file) > 0) {
+						split(line, v, " ")
+						print "-k", s, v[1]
+						if (s in per) print "-s", c "/" s, v[1]
+					}
+					close(file)
+				}
+			}
+			exit
+		}' "$@" >> "$out"
 	fi
 }
 
@@ -257,7 +272,9 @@ result() {
 measure() {
 	exp=$1 units=$2 extra=$3
 	shift 3
-	snap /tmp/before
+	# A warm-up run reports nothing: no snapshots (the settle before every run's first
+	# mark lets their work end before the next run's).
+	[ "${WARM:-0}" = 1 ] || snap /tmp/before
 	settle
 	m0=$MARKS
 	t0=$(now_ns)
@@ -266,7 +283,7 @@ measure() {
 	rc=$?
 	mark
 	t1=$(now_ns)
-	snap /tmp/after
+	[ "${WARM:-0}" = 1 ] || snap /tmp/after
 	[ "$rc" -eq 0 ] || { say "$exp failed ($rc): $(grep -m 3 -i -e error -e fail /tmp/out || tail -n 3 /tmp/out)"; FAILED=1; }
 	[ "${WARM:-0}" = 1 ] && return 0
 	result "$exp" "$units" "$extra" "$m0" "$t0" "$t1" "$rc"

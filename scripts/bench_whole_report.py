@@ -848,7 +848,7 @@ def main():
         doc.append("The same boots on classic SLUB (Linux 6.12) and rslub under each profile, "
                    "side by side,\nwith each allocator's counters: :doc:`benchmarks_fidelity`.\n")
 
-    sweep = sorted((r for r in recs if r["boot"].startswith("sweep-") and series(r) == "7.3"),
+    sweep = sorted((r for r in recs if r["boot"].startswith("sweep-o") and series(r) == "7.3"),
                    key=lambda r: [int(x) for x in re.findall(r"\d+", r["params"])])
     # Classic SLUB 6.12 with the same limits (slub_max_order, slub_min_objects): its boot
     # is the rslub boot's name with -classic.
@@ -857,9 +857,13 @@ def main():
     if sweep:
         doc.append("Seed 001: hackbench, max_order x min_objects, kmalloc served\n"
                    "============================================================\n")
+        own_base = any(r["boot"] == "sweep-kernel" for r in recs)
         doc.append("hackbench as above, in a boot of its own for each pair of rslub's "
                    "``max_order`` and\n``min_objects`` (whole-kernel mode takes its "
-                   "parameters at load); the kernel's row is the\nkernel boot's. The seed "
+                   "parameters at load); the kernel's row is "
+                   + ("a boot of\nthe kernel's allocator like them (hackbench alone in "
+                      "the initramfs)." if own_base else "the\nkernel boot's.")
+                   + " The seed "
                    "thread's \"kmalloc-512 is the key\" was 2008's skb heads; on 7.3\n"
                    "hackbench's messages go to ``skbuff_small_head`` and ``skbuff_head_cache``: "
                    "the last column\nnames the cache that served most allocations, with its "
@@ -869,7 +873,11 @@ def main():
                        "``slub_min_objects`` on its\ncommand line: its instructions per "
                        "message, and rslub's over them (the kernels differ\nelsewhere too: "
                        "the 2-node rows of :doc:`benchmarks_fidelity` give the scale).\n")
-        base = next(r for r in main_recs if r["exp"] == "hackbench" and r["alloc"] == "kernel")
+        # The kernel's row from a boot like the sweep's (hackbench alone in the initramfs,
+        # scripts/bench_vm.sh WHOLE_FILES), where the run has one; else the kernel boot's.
+        base = next((r for r in recs if r["boot"] == "sweep-kernel" and r["exp"] == "hackbench"),
+                    None) or next(r for r in main_recs
+                                  if r["exp"] == "hackbench" and r["alloc"] == "kernel")
         body = [row(base, base) + ["-"] + (["-", "-"] if classic else [])]
         for r in sweep:
             c = r.get("caches", {})
