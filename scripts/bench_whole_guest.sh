@@ -362,11 +362,13 @@ pingpong_both() {
 }
 
 # seed 003: a build of a fixed set of C files (scripts/workloads/build.mk) with the guest's
-# gcc, make -j CPUS.
+# gcc, make -j CPUS; the warm-up run builds four of them (the target warm).
 build_run() {
 	make -s -C /build -f build.mk clean
+	target=all
+	[ "${WARM:-0}" = 1 ] && target=warm
 	measure build "$(make -s -C /build -f build.mk count)" ",\"jobs\":$CPUS" \
-		make -s -C /build -f build.mk -j"$CPUS"
+		make -s -C /build -f build.mk -j"$CPUS" $target
 }
 
 # The 2026 sheaves regressions: perf bench syscall fork and execve (Debian's perf 6.12).
