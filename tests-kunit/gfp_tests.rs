@@ -78,7 +78,7 @@ mod tests {
     }
 
     /// `init_on_alloc` zeroes every allocation and `init_on_free` every freed object
-    /// (but the free pointer) without the caller asking; set here as the boot parameters
+    /// (but the free pointer, which the allocation wipes) without the caller asking; set here as the boot parameters
     /// would set them. A zeroed object of the CPU's active slab still goes on the CPU's
     /// list without a lock (the main fast path diverts it, the second one takes it).
     #[test]
@@ -106,6 +106,25 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, &x)| x == 0 || (free_offset..free_offset + 8).contains(&i)));
+        // Handed out again, it is zero, its free pointer too (6.12's
+        // maybe_wipe_obj_freeptr()): through the fast path (this CPU's list is LIFO) and
+        // through bulk allocation, each object freed after another, so that its free
+        // pointer is not the end of a list.
+        pin(0);
+        let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        assert_eq!(q, p);
+        assert!(is_zero(q, SIZE as usize));
+        let mut bulk = [core::ptr::null_mut::<u8>(); 8];
+        assert!(c.alloc_bulk(Gfp::KERNEL, &mut bulk).is_ok());
+        // SAFETY: live objects of `c`, freed once each.
+        unsafe { c.free_bulk(&mut bulk) };
+        let mut again = [core::ptr::null_mut::<u8>(); 8];
+        assert!(c.alloc_bulk(Gfp::KERNEL, &mut again).is_ok());
+        unpin();
+        assert!(again.iter().all(|&o| is_zero(o as usize, SIZE as usize)));
+        // SAFETY: as above.
+        unsafe { c.free_bulk(&mut again) };
+        free(&c, q);
         assert!(c.destroy().is_ok());
         set_init_on(Some((true, false)));
         let c = Cache::create(&args(c"rslub_test_init_on_alloc", SIZE));

@@ -63,22 +63,41 @@ impl CacheCore {
     #[inline(always)]
     pub(super) fn alloc_raw(&self, gfp: Gfp, node: i32) -> *mut u8 {
         // One `or` and one test on the fast path.
-        let gfp = gfp.with(self.init_on_alloc);
-        if gfp.has(Gfp::ZERO) {
+        if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
             return self.alloc_zeroed(gfp, node);
         }
         self.alloc_object(gfp, node)
     }
 
-    /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO` (or `init_on_alloc`).
+    /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO`, or a cache whose allocations clear
+    /// something (`init_on_alloc`, `init_on_free`): `gfp` is the caller's.
     #[inline(never)]
     #[cold]
     pub(super) fn alloc_zeroed(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        let object = self.alloc_object(gfp, node);
+        let object = self.alloc_object(gfp.with(self.init_on_alloc), node);
         if !object.is_null() {
-            self.zero(object);
+            self.clear_new(object, gfp);
         }
         object
+    }
+
+    /// Clears `object`, just allocated by a caller with `gfp`, from a cache whose
+    /// allocations clear something or for `__GFP_ZERO`: all of it, or its free pointer
+    /// alone ([`CacheCore::wipe_free_ptr`]).
+    #[inline(always)]
+    pub(super) fn clear_new(&self, object: *mut u8, gfp: Gfp) {
+        if self.wipe_free_ptr && !gfp.has(Gfp::ZERO) {
+            // SAFETY: `object` is an object of this cache owned by the caller; its free
+            // pointer lies inside it (`wipe_free_ptr`) at an offset aligned for a pointer.
+            unsafe {
+                object
+                    .add(self.layout.free_offset as usize)
+                    .cast::<usize>()
+                    .write(0)
+            };
+        } else {
+            self.zero(object);
+        }
     }
 
     /// The allocation fast path alone, for a caller that must not take the slow paths
@@ -93,13 +112,16 @@ impl CacheCore {
         if sanitize::ON {
             return ptr::null_mut();
         }
-        let gfp = gfp.with(self.init_on_alloc);
-        if gfp.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX {
+        let all = gfp.with(self.init_on_alloc);
+        if all.has(Gfp::ZERO)
+            && self.layout.object_size > FAST_ZERO_MAX
+            && !(self.wipe_free_ptr && !gfp.has(Gfp::ZERO))
+        {
             return ptr::null_mut();
         }
-        let object = self.alloc_object_in::<true>(gfp, node);
-        if gfp.has(Gfp::ZERO) && !object.is_null() {
-            self.zero(object);
+        let object = self.alloc_object_in::<true>(all, node);
+        if all.has(Gfp::ZERO) && !object.is_null() {
+            self.clear_new(object, gfp);
         }
         object
     }
@@ -538,7 +560,7 @@ impl CacheCore {
         }
         if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
             for &object in out.iter() {
-                self.zero(object);
+                self.clear_new(object, gfp);
             }
         }
         Ok(())

@@ -268,10 +268,17 @@ pub(crate) struct CacheCore {
     /// The [`Profile`] whose defaults the cache took, as `u32` (`Profile::Classic` 0):
     /// the slow paths read it where classic SLUB and rslub's tuned choices differ.
     profile: Atomic<u32>,
-    /// `Gfp::ZERO` when every allocation is zeroed (`init_on_alloc`), else 0: or'ed into
-    /// the caller's flags by the allocation paths. Fixed at creation (a plain load on the
-    /// fast path).
+    /// `Gfp::ZERO` when every allocation clears something, else 0: the whole object
+    /// (`init_on_alloc`), or its free pointer alone ([`CacheCore::wipe_free_ptr`]). Or'ed
+    /// into the caller's flags by the allocation paths, so that the fast path tests one
+    /// bit for both. Fixed at creation (a plain load on the fast path).
     init_on_alloc: u32,
+    /// Whether an allocation clears the object's free pointer alone, unless the caller
+    /// asks for `__GFP_ZERO`: `init_on_free` without `init_on_alloc`, the free pointer
+    /// inside the object (6.12's `maybe_wipe_obj_freeptr()`). The free zeroed every other
+    /// byte; the pointer to the next free object was written after that. Fixed at
+    /// creation.
+    wipe_free_ptr: bool,
     /// Whether every free zeroes the object (`init_on_free`). Fixed at creation.
     init_on_free: bool,
     /// Whether frees leave the fast path at once: `init_on_free`, or a debug cache (one
@@ -455,6 +462,10 @@ impl CacheCore {
         let (init_on_alloc, init_on_free) =
             crate::inject::init_on().unwrap_or((init_on_alloc, init_on_free));
         let keeps_contents = args.ctor.is_some() || layout.typesafe_by_rcu;
+        let wipe_free_ptr = init_on_free
+            && !init_on_alloc
+            && !keeps_contents
+            && layout.free_offset as usize + size_of::<usize>() <= layout.object_size as usize;
         // INVARIANT: a node per node id, neighbour lists from `nearest_nodes`, fixed
         // layout (and `exact_index` from it).
         KBox::pin_init(
@@ -483,11 +494,12 @@ impl CacheCore {
                 // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
                 // contents, and so do freed objects of a `TYPESAFE_BY_RCU` cache while
                 // readers may look at them.
-                init_on_alloc: if init_on_alloc && !keeps_contents {
+                init_on_alloc: if (init_on_alloc && !keeps_contents) || wipe_free_ptr {
                     Gfp::ZERO
                 } else {
                     0
                 },
+                wipe_free_ptr,
                 init_on_free: init_on_free && !keeps_contents,
                 free_special: (*init_on_free && !keeps_contents) || layout.debug != 0,
                 debug: debug::Format::new(layout),
