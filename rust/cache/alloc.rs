@@ -86,7 +86,9 @@ impl CacheCore {
     /// alone ([`CacheCore::wipe_free_ptr`]).
     #[inline(always)]
     pub(super) fn clear_new(&self, object: *mut u8, gfp: Gfp) {
-        if self.wipe_free_ptr && !gfp.has(Gfp::ZERO) {
+        if self.clears_all(gfp) {
+            self.zero(object);
+        } else {
             // SAFETY: `object` is an object of this cache owned by the caller; its free
             // pointer lies inside it (`wipe_free_ptr`) at an offset aligned for a pointer.
             unsafe {
@@ -95,9 +97,14 @@ impl CacheCore {
                     .cast::<usize>()
                     .write(0)
             };
-        } else {
-            self.zero(object);
         }
+    }
+
+    /// Whether an allocation by a caller with `gfp` that clears something clears the whole
+    /// object, not its free pointer alone ([`CacheCore::wipe_free_ptr`]).
+    #[inline(always)]
+    fn clears_all(&self, gfp: Gfp) -> bool {
+        !self.wipe_free_ptr || gfp.has(Gfp::ZERO)
     }
 
     /// The allocation fast path alone, for a caller that must not take the slow paths
@@ -113,10 +120,7 @@ impl CacheCore {
             return ptr::null_mut();
         }
         let all = gfp.with(self.init_on_alloc);
-        if all.has(Gfp::ZERO)
-            && self.layout.object_size > FAST_ZERO_MAX
-            && !(self.wipe_free_ptr && !gfp.has(Gfp::ZERO))
-        {
+        if all.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX && self.clears_all(gfp) {
             return ptr::null_mut();
         }
         let object = self.alloc_object_in::<true>(all, node);
