@@ -36,6 +36,10 @@ const fn bit(b: u32) -> u32 {
     1 << b
 }
 
+// rslub's mark is no kernel flag.
+const _: () = assert!(Gfp::WIPE_FREE_PTR >> bindings::___GFP_LAST_BIT != 0);
+const _: () = assert!(Gfp::WIPE_FREE_PTR & ((1 << bindings::___GFP_LAST_BIT) - 1) == 0);
+
 impl Gfp {
     /// `__GFP_HIGH`: may use the emergency reserves.
     pub(crate) const HIGH: u32 = bit(bindings::___GFP_HIGH_BIT);
@@ -78,6 +82,14 @@ impl Gfp {
     pub(crate) const DMA32: u32 = bit(bindings::___GFP_DMA32_BIT);
     /// `__GFP_HIGHMEM`.
     pub(crate) const HIGHMEM: u32 = bit(bindings::___GFP_HIGHMEM_BIT);
+    /// Not a kernel flag: rslub's mark, in a cache's bits that every allocation or's into
+    /// the caller's flags, for "clear the free pointer" (`init_on_free`, see
+    /// `CacheCore::wipe_free_ptr`). Above every bit of the kernel's (`___GFP_LAST_BIT`),
+    /// and taken off before the flags go anywhere (`Gfp::CLEARS`).
+    pub(crate) const WIPE_FREE_PTR: u32 = 1 << 31;
+    /// The bits that send an allocation to the path that clears the object, or its free
+    /// pointer: one test on the fast path for both.
+    pub(crate) const CLEARS: u32 = Self::ZERO | Self::WIPE_FREE_PTR;
     /// `GFP_CONSTRAINT_MASK` (`mm/internal.h`): where the pages may come from.
     pub(crate) const CONSTRAINT_MASK: u32 = Self::HARDWALL | Self::THISNODE;
     /// `GFP_SLAB_BUG_MASK` (`mm/internal.h`): bits a slab allocation must not carry.
@@ -131,6 +143,11 @@ impl Gfp {
     /// Whether every bit of `bits` is set.
     pub(crate) const fn has(self, bits: u32) -> bool {
         self.0 & bits == bits
+    }
+
+    /// Whether any bit of `bits` is set.
+    pub(crate) const fn any(self, bits: u32) -> bool {
+        self.0 & bits != 0
     }
 
     /// Whether the allocation may sleep (`gfpflags_allow_blocking()`).

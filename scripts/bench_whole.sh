@@ -195,11 +195,10 @@ NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
 # Its boots carry the compiler alone (scripts/bench_vm.sh, WHOLE_FILES), as they compare
 # with each other only.
 for n in 4 1; do
-	export WHOLE_FILES=build
-	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
-	NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
-	RSLUB_KSERIES=6.12 NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-build-classic.jsonl" alloc=kernel build
-	unset WHOLE_FILES
+	WHOLE_FILES=build NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
+	WHOLE_FILES=build NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-rslub-build.jsonl" alloc=rslub build
+	WHOLE_FILES=build RSLUB_KSERIES=6.12 NODES=$n MEM_PER_NODE=$((2048 / n)) \
+		boot "$out/n$n-build-classic.jsonl" alloc=kernel build
 done
 # The kernel's boot with other random numbers (QEMU's -seed): how much two boots of one
 # allocator differ, the scale below which a difference between allocators says nothing.
@@ -207,17 +206,17 @@ NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
 # The sweep's boots carry hackbench alone (WHOLE_FILES empty: an initramfs a sixth the
 # size, half the boot's time), and so does its kernel row's boot.
 if [ "${SWEEP:-1}" = 1 ]; then
-	export WHOLE_FILES=""
-	NODES=2 boot "$out/sweep-kernel.jsonl" alloc=kernel hackbench
+	WHOLE_FILES="" NODES=2 boot "$out/sweep-kernel.jsonl" alloc=kernel hackbench
 	for o in 0 1 2 3; do
 		for m in 4 8 16 32; do
-			NODES=2 boot "$out/sweep-o$o-m$m.jsonl" alloc=rslub rslub:max_order=$o rslub:min_objects=$m hackbench
+			WHOLE_FILES="" NODES=2 boot "$out/sweep-o$o-m$m.jsonl" alloc=rslub \
+				rslub:max_order=$o rslub:min_objects=$m hackbench
 			# Classic SLUB with the same two limits, on its command line.
-			RSLUB_KSERIES=6.12 NODES=2 KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }slub_max_order=$o slub_min_objects=$m" \
+			WHOLE_FILES="" RSLUB_KSERIES=6.12 NODES=2 \
+				KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }slub_max_order=$o slub_min_objects=$m" \
 				boot "$out/sweep-o$o-m$m-classic.jsonl" alloc=kernel hackbench
 		done
 	done
-	unset WHOLE_FILES
 fi
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"

@@ -105,9 +105,9 @@ mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 # snap FILE: the kernel's page and slab figures and its context switches ("-" lines),
 # SLUB's counters summed over its caches where the kernel has them ("-k" lines:
 # VARIANT=stats), and rslub's counters and slab bytes of every cache ("CACHE COUNTER
-# VALUE" lines). One awk process for all of
-# it, in every boot: a snapshot's own processes are work the next run must not inherit
-# unevenly (their exits free objects, some after a grace period).
+# VALUE" lines). One awk process for all of it (and one more for SLUB_STATS), in every
+# boot: a snapshot's own processes are work the next run must not inherit unevenly (their
+# exits free objects, some after a grace period).
 snap() {
 	out=$1
 	set -- /proc/vmstat /proc/meminfo /proc/stat
@@ -285,7 +285,9 @@ measure() {
 	t1=$(now_ns)
 	[ "${WARM:-0}" = 1 ] || snap /tmp/after
 	[ "$rc" -eq 0 ] || { say "$exp failed ($rc): $(grep -m 3 -i -e error -e fail /tmp/out || tail -n 3 /tmp/out)"; FAILED=1; }
-	[ "${WARM:-0}" = 1 ] && return 0
+	# A warm-up run's deferred work (grace periods, exits) ends before the next run's
+	# first snapshot, as a snapshot used to end it (idle costs no instructions).
+	[ "${WARM:-0}" = 1 ] && { settle; return 0; }
 	result "$exp" "$units" "$extra" "$m0" "$t0" "$t1" "$rc"
 }
 
@@ -383,13 +385,13 @@ execve_run() { measure execve $((EXECS * SCALE)) ",\"scale\":$SCALE" perf bench 
 # (its message comes before the module's last).
 RCU_OBJECTS=${RCU_OBJECTS:-100000}
 kfree_rcu_run() {
-	snap /tmp/before
+	[ "${WARM:-0}" = 1 ] || snap /tmp/before
 	settle
 	m0=$MARKS
 	before=$(dmesg | grep -c "rslub_kfree_rcu: done")
 	insmod /rslub_kfree_rcu.ko objects="$RCU_OBJECTS" > /tmp/out 2>&1
 	rc=$?
-	snap /tmp/after
+	[ "${WARM:-0}" = 1 ] || snap /tmp/after
 	rmmod rslub_kfree_rcu 2>/dev/null
 	# The marks it made are unknown if it failed: no later run could be matched.
 	[ "$rc" -eq 0 ] && [ "$(dmesg | grep -c "rslub_kfree_rcu: done")" -gt "$before" ] ||
@@ -399,7 +401,7 @@ kfree_rcu_run() {
 			head -n 1 | grep -q "backing" || fatal "whole-kernel mode did not back rslub_kfree_rcu"
 	fi
 	MARKS=$((MARKS + 2))
-	[ "${WARM:-0}" = 1 ] && return 0
+	[ "${WARM:-0}" = 1 ] && { settle; return 0; }
 	ns=$(dmesg | grep "rslub_kfree_rcu: done" | tail -n 1)
 	ns=${ns##* ns=}
 	result kfree_rcu "$RCU_OBJECTS" ",\"module\":1" "$m0" 0 "$ns" 0

@@ -78,8 +78,8 @@ mod tests {
     }
 
     /// `init_on_alloc` zeroes every allocation and `init_on_free` every freed object
-    /// (but the free pointer, which the allocation wipes) without the caller asking; set here as the boot parameters
-    /// would set them. A zeroed object of the CPU's active slab still goes on the CPU's
+    /// (but the free pointer, which the allocation wipes) without the caller asking; set
+    /// here as the boot parameters would set them. A zeroed object of the CPU's active slab still goes on the CPU's
     /// list without a lock (the main fast path diverts it, the second one takes it).
     #[test]
     fn init_on_alloc_and_init_on_free() {
@@ -138,6 +138,38 @@ mod tests {
         let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         assert!(is_zero(q, SIZE as usize));
         free(&c, q);
+        assert!(c.destroy().is_ok());
+    }
+
+    /// Under `init_on_free`, an object smaller than a pointer overlaps its free pointer
+    /// (at offset 0): the allocation wipes it too, as 6.12's `maybe_wipe_obj_freeptr()`
+    /// (whose test is the pointer's offset against `inuse`), so that none of its bytes
+    /// comes back from the free list.
+    #[test]
+    fn init_on_free_wipes_the_free_pointer_of_objects_smaller_than_a_pointer() {
+        const SIZE: u32 = 4;
+        set_init_on(Some((false, true)));
+        let c = Cache::create(&args(c"rslub_test_init_on_free_small", SIZE));
+        set_init_on(None);
+        let c = c.expect("cache");
+        assert!(c.layout().free_offset < SIZE);
+        pin(0);
+        let a = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        let b = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        for p in [a, b] {
+            // SAFETY: a live object of SIZE bytes.
+            unsafe { core::ptr::write_bytes(p as *mut u8, 0xff, SIZE as usize) };
+        }
+        // `b`'s free pointer is then `a` (this CPU's list is LIFO), not the list's end.
+        free(&c, a);
+        free(&c, b);
+        let q = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        let r = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        unpin();
+        assert_eq!((q, r), (b, a));
+        assert!(is_zero(q, SIZE as usize) && is_zero(r, SIZE as usize));
+        free(&c, q);
+        free(&c, r);
         assert!(c.destroy().is_ok());
     }
 

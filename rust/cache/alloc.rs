@@ -63,34 +63,37 @@ impl CacheCore {
     #[inline(always)]
     pub(super) fn alloc_raw(&self, gfp: Gfp, node: i32) -> *mut u8 {
         // One `or` and one test on the fast path.
-        if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
+        let gfp = gfp.with(self.alloc_clears);
+        if gfp.any(Gfp::CLEARS) {
             return self.alloc_zeroed(gfp, node);
         }
         self.alloc_object(gfp, node)
     }
 
     /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO`, or a cache whose allocations clear
-    /// something (`init_on_alloc`, `init_on_free`): `gfp` is the caller's.
+    /// something (`init_on_alloc`, `init_on_free`): `gfp` with the cache's
+    /// `alloc_clears` in it.
     #[inline(never)]
     #[cold]
     pub(super) fn alloc_zeroed(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        let object = self.alloc_object(gfp.with(self.init_on_alloc), node);
+        let object = self.alloc_object(gfp.without(Gfp::WIPE_FREE_PTR), node);
         if !object.is_null() {
             self.clear_new(object, gfp);
         }
         object
     }
 
-    /// Clears `object`, just allocated by a caller with `gfp`, from a cache whose
-    /// allocations clear something or for `__GFP_ZERO`: all of it, or its free pointer
-    /// alone ([`CacheCore::wipe_free_ptr`]).
+    /// Clears `object`, just allocated with `gfp` (the cache's `alloc_clears` in it): all
+    /// of it for `__GFP_ZERO`, else its free pointer alone where the cache's
+    /// `alloc_clears` is [`Gfp::WIPE_FREE_PTR`] (not for the bit from a caller).
     #[inline(always)]
     pub(super) fn clear_new(&self, object: *mut u8, gfp: Gfp) {
-        if self.clears_all(gfp) {
+        if gfp.has(Gfp::ZERO) {
             self.zero(object);
-        } else {
+        } else if self.alloc_clears == Gfp::WIPE_FREE_PTR {
             // SAFETY: `object` is an object of this cache owned by the caller; its free
-            // pointer lies inside it (`wipe_free_ptr`) at an offset aligned for a pointer.
+            // pointer overlaps it (`WIPE_FREE_PTR`), at an offset aligned for a pointer,
+            // and lies inside its stride (`Layout`: `free_offset + POINTER_SIZE <= size`).
             unsafe {
                 object
                     .add(self.layout.free_offset as usize)
@@ -98,13 +101,6 @@ impl CacheCore {
                     .write(0)
             };
         }
-    }
-
-    /// Whether an allocation by a caller with `gfp` that clears something clears the whole
-    /// object, not its free pointer alone ([`CacheCore::wipe_free_ptr`]).
-    #[inline(always)]
-    fn clears_all(&self, gfp: Gfp) -> bool {
-        !self.wipe_free_ptr || gfp.has(Gfp::ZERO)
     }
 
     /// The allocation fast path alone, for a caller that must not take the slow paths
@@ -119,12 +115,12 @@ impl CacheCore {
         if sanitize::ON {
             return ptr::null_mut();
         }
-        let all = gfp.with(self.init_on_alloc);
-        if all.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX && self.clears_all(gfp) {
+        let gfp = gfp.with(self.alloc_clears);
+        if gfp.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX {
             return ptr::null_mut();
         }
-        let object = self.alloc_object_in::<true>(all, node);
-        if all.has(Gfp::ZERO) && !object.is_null() {
+        let object = self.alloc_object_in::<true>(gfp.without(Gfp::WIPE_FREE_PTR), node);
+        if gfp.any(Gfp::CLEARS) && !object.is_null() {
             self.clear_new(object, gfp);
         }
         object
@@ -562,7 +558,8 @@ impl CacheCore {
                 i += 1;
             }
         }
-        if gfp.with(self.init_on_alloc).has(Gfp::ZERO) {
+        let gfp = gfp.with(self.alloc_clears);
+        if gfp.any(Gfp::CLEARS) {
             for &object in out.iter() {
                 self.clear_new(object, gfp);
             }

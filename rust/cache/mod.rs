@@ -268,17 +268,14 @@ pub(crate) struct CacheCore {
     /// The [`Profile`] whose defaults the cache took, as `u32` (`Profile::Classic` 0):
     /// the slow paths read it where classic SLUB and rslub's tuned choices differ.
     profile: Atomic<u32>,
-    /// `Gfp::ZERO` when every allocation clears something, else 0: the whole object
-    /// (`init_on_alloc`), or its free pointer alone ([`CacheCore::wipe_free_ptr`]). Or'ed
-    /// into the caller's flags by the allocation paths, so that the fast path tests one
-    /// bit for both. Fixed at creation (a plain load on the fast path).
-    init_on_alloc: u32,
-    /// Whether an allocation clears the object's free pointer alone, unless the caller
-    /// asks for `__GFP_ZERO`: `init_on_free` without `init_on_alloc`, the free pointer
-    /// inside the object (6.12's `maybe_wipe_obj_freeptr()`). The free zeroed every other
-    /// byte; the pointer to the next free object was written after that. Fixed at
-    /// creation.
-    wipe_free_ptr: bool,
+    /// What every allocation clears, as flags or'ed into the caller's by the allocation
+    /// paths: `Gfp::ZERO`, the whole object (`init_on_alloc`); [`Gfp::WIPE_FREE_PTR`],
+    /// its free pointer alone (`init_on_free` without `init_on_alloc`, the free pointer
+    /// overlapping the object: 6.12's `maybe_wipe_obj_freeptr()`; the free zeroed every
+    /// other byte, and wrote the pointer to the next free object after that); or 0.
+    /// The fast path tests [`Gfp::CLEARS`] once for both and the caller's `__GFP_ZERO`.
+    /// Fixed at creation (a plain load on the fast path).
+    alloc_clears: u32,
     /// Whether every free zeroes the object (`init_on_free`). Fixed at creation.
     init_on_free: bool,
     /// Whether frees leave the fast path at once: `init_on_free`, or a debug cache (one
@@ -462,10 +459,12 @@ impl CacheCore {
         let (init_on_alloc, init_on_free) =
             crate::inject::init_on().unwrap_or((init_on_alloc, init_on_free));
         let keeps_contents = args.ctor.is_some() || layout.typesafe_by_rcu;
+        // As 6.12's `freeptr_outside_object()` (`offset >= inuse`), with objects of
+        // fewer bytes than a pointer overlapping it too.
         let wipe_free_ptr = init_on_free
             && !init_on_alloc
             && !keeps_contents
-            && layout.free_offset as usize + size_of::<usize>() <= layout.object_size as usize;
+            && layout.free_offset < layout.object_size;
         // INVARIANT: a node per node id, neighbour lists from `nearest_nodes`, fixed
         // layout (and `exact_index` from it).
         KBox::pin_init(
@@ -494,12 +493,13 @@ impl CacheCore {
                 // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
                 // contents, and so do freed objects of a `TYPESAFE_BY_RCU` cache while
                 // readers may look at them.
-                init_on_alloc: if (init_on_alloc && !keeps_contents) || wipe_free_ptr {
+                alloc_clears: if init_on_alloc && !keeps_contents {
                     Gfp::ZERO
+                } else if wipe_free_ptr {
+                    Gfp::WIPE_FREE_PTR
                 } else {
                     0
                 },
-                wipe_free_ptr,
                 init_on_free: init_on_free && !keeps_contents,
                 free_special: (*init_on_free && !keeps_contents) || layout.debug != 0,
                 debug: debug::Format::new(layout),
