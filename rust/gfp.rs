@@ -84,7 +84,7 @@ impl Gfp {
     pub(crate) const HIGHMEM: u32 = bit(bindings::___GFP_HIGHMEM_BIT);
     /// Not a kernel flag: rslub's mark, in a cache's bits that every allocation or's into
     /// the caller's flags, for "clear the free pointer" (`init_on_free`, see
-    /// `CacheCore::wipe_free_ptr`). Above every bit of the kernel's (`___GFP_LAST_BIT`),
+    /// `CacheCore::alloc_clears`). Above every bit of the kernel's (`___GFP_LAST_BIT`),
     /// and taken off before the flags go anywhere (`Gfp::CLEARS`).
     pub(crate) const WIPE_FREE_PTR: u32 = 1 << 31;
     /// The bits that send an allocation to the path that clears the object, or its free

@@ -55,6 +55,12 @@ pub(crate) enum Point {
         /// The `gfp_t` mask passed to the metadata cache.
         gfp: u32,
     },
+    /// A new slab's allocation carries flags no slab allocation may (`GFP_SLAB_BUG_MASK`),
+    /// about to be reported and taken off. What the hook returns is not used.
+    UnexpectedGfp {
+        /// The bits reported.
+        bad: u32,
+    },
 }
 
 /// `inject!(cache, point)`: calls the installed hook with the address of `cache` and

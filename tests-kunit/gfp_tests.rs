@@ -462,17 +462,18 @@ mod tests {
     /// `new_slab()` gives them, and `__GFP_COMP` (a slab is one compound block, a slab page
     /// to the rest of the kernel): `__GFP_ACCOUNT` would charge a whole slab to one
     /// caller, and `__GFP_ZERO` is done object by object. Bits no slab allocation may
-    /// carry (`GFP_SLAB_BUG_MASK`) are reported and removed.
+    /// carry (`GFP_SLAB_BUG_MASK`) are reported and removed, bit 31 among them.
     #[test]
     fn slab_pages_take_only_the_callers_reclaim_and_constraint_bits() {
         let c = Cache::create(&args(c"rslub_test_page_gfp", 64)).expect("cache");
         let seen = AtomicU32::new(u32::MAX);
+        let reported = AtomicU32::new(0);
         let id = c.id();
         let hook = |cache: usize, p: Point| {
-            if let Point::PageAlloc { gfp, .. } = p {
-                if cache == id {
-                    seen.store(gfp, SeqCst);
-                }
+            match p {
+                Point::PageAlloc { gfp, .. } if cache == id => seen.store(gfp, SeqCst),
+                Point::UnexpectedGfp { bad } if cache == id => reported.store(bad, SeqCst),
+                _ => {}
             }
             false
         };
@@ -486,11 +487,19 @@ mod tests {
             (kept.with(Gfp::DMA32), kept),
             (kept.with(Gfp::HIGHMEM), kept),
             (kept.with(1 << 30), kept),
+            // rslub's own mark for "wipe the free pointer" (`Gfp::WIPE_FREE_PTR`) is no
+            // kernel flag: from a caller, reported like any other.
+            (kept.with(1 << 31), kept),
         ] {
             seen.store(u32::MAX, SeqCst);
+            reported.store(0, SeqCst);
             // An empty cache: the allocation makes a new slab.
             let p = c.alloc(caller).expect("object").as_ptr() as usize;
             assert_eq!(seen.load(SeqCst), want.raw());
+            assert_eq!(
+                reported.load(SeqCst),
+                caller.raw() & !want.with(dropped).raw()
+            );
             free(&c, p);
             c.shrink();
             assert_eq!(slabs(&c), 0);

@@ -5,8 +5,11 @@
 //! preemption off and its slot checked, tries the fast path of its rslub cache alone
 //! ([`CacheCore::alloc_fast_only`]); where that is not enough, it leaves through the
 //! miss function of its replacement as a tail call, given the arguments it still has in
-//! registers (not the slot: the miss looks it up again), so that it saves none. Built
-//! with the trampolines only (`RSLUB_DIRECT`, `rust/back/direct.h`).
+//! registers (not the slot: the miss looks it up again), so that it saves none. An
+//! allocation that clears something (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`)
+//! leaves at once, by a tail call too, for a function of its own that ends in the same
+//! miss: the others' path keeps no register for it. Built with the trampolines only
+//! (`RSLUB_DIRECT`, `rust/back/direct.h`).
 
 use crate::{
     cache::{CacheCore, NO_NODE},
@@ -45,9 +48,35 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast(
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
-    let object = unsafe { fast(rc, gfp, NO_NODE) };
+    let cache = unsafe { cache(rc) };
+    if cache.clears(Gfp::from_raw(gfp)) {
+        // SAFETY: This function's own arguments (caller).
+        return unsafe { alloc_clearing(rc, gfp, s) };
+    }
+    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), NO_NODE);
     if !object.is_null() {
-        return object;
+        return object.cast();
+    }
+    // SAFETY: With preemption off, `rslub_dr_alloc()`'s own arguments (caller).
+    unsafe { rslub_dr_alloc_miss(s, gfp) }
+}
+
+/// [`rslub_backed_alloc_fast`] for an allocation that clears something.
+///
+/// # Safety
+///
+/// As for [`rslub_backed_alloc_fast`].
+#[inline(never)]
+#[cold]
+unsafe fn alloc_clearing(
+    rc: *mut c_void,
+    gfp: c_uint,
+    s: *mut bindings::kmem_cache,
+) -> *mut c_void {
+    // SAFETY: `rc` is live until preemption is back on (caller).
+    let object = unsafe { cache(rc) }.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
+    if !object.is_null() {
+        return object.cast();
     }
     // SAFETY: With preemption off, `rslub_dr_alloc()`'s own arguments (caller).
     unsafe { rslub_dr_alloc_miss(s, gfp) }
@@ -66,9 +95,36 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_lru(
     lru: *mut bindings::list_lru,
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
-    let object = unsafe { fast(rc, gfp, NO_NODE) };
+    let cache = unsafe { cache(rc) };
+    if cache.clears(Gfp::from_raw(gfp)) {
+        // SAFETY: This function's own arguments (caller).
+        return unsafe { alloc_lru_clearing(rc, gfp, s, lru) };
+    }
+    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), NO_NODE);
     if !object.is_null() {
-        return object;
+        return object.cast();
+    }
+    // SAFETY: With preemption off, `rslub_dr_alloc_lru()`'s own arguments (caller).
+    unsafe { rslub_dr_alloc_lru_miss(s, lru, gfp) }
+}
+
+/// [`rslub_backed_alloc_fast_lru`] for an allocation that clears something.
+///
+/// # Safety
+///
+/// As for [`rslub_backed_alloc_fast_lru`].
+#[inline(never)]
+#[cold]
+unsafe fn alloc_lru_clearing(
+    rc: *mut c_void,
+    gfp: c_uint,
+    s: *mut bindings::kmem_cache,
+    lru: *mut bindings::list_lru,
+) -> *mut c_void {
+    // SAFETY: `rc` is live until preemption is back on (caller).
+    let object = unsafe { cache(rc) }.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
+    if !object.is_null() {
+        return object.cast();
     }
     // SAFETY: With preemption off, `rslub_dr_alloc_lru()`'s own arguments (caller).
     unsafe { rslub_dr_alloc_lru_miss(s, lru, gfp) }
@@ -87,22 +143,48 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_node(
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
-    let object = unsafe { fast(rc, gfp, node) };
+    let cache = unsafe { cache(rc) };
+    if cache.clears(Gfp::from_raw(gfp)) {
+        // SAFETY: This function's own arguments (caller).
+        return unsafe { alloc_node_clearing(rc, gfp, node, s) };
+    }
+    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), node);
     if !object.is_null() {
-        return object;
+        return object.cast();
     }
     // SAFETY: With preemption off, `rslub_dr_alloc_node()`'s own arguments (caller).
     unsafe { rslub_dr_alloc_node_miss(s, gfp, node) }
 }
 
-/// The fast path of `rc` alone; null where it is not enough.
+/// [`rslub_backed_alloc_fast_node`] for an allocation that clears something.
 ///
 /// # Safety
 ///
-/// `rc` must be a live rslub cache.
+/// As for [`rslub_backed_alloc_fast_node`].
+#[inline(never)]
+#[cold]
+unsafe fn alloc_node_clearing(
+    rc: *mut c_void,
+    gfp: c_uint,
+    node: c_int,
+    s: *mut bindings::kmem_cache,
+) -> *mut c_void {
+    // SAFETY: `rc` is live until preemption is back on (caller).
+    let object = unsafe { cache(rc) }.alloc_fast_only_clearing(Gfp::from_raw(gfp), node);
+    if !object.is_null() {
+        return object.cast();
+    }
+    // SAFETY: With preemption off, `rslub_dr_alloc_node()`'s own arguments (caller).
+    unsafe { rslub_dr_alloc_node_miss(s, gfp, node) }
+}
+
+/// The rslub cache `rc`.
+///
+/// # Safety
+///
+/// `rc` must be a live rslub cache, and stay live while the reference is used.
 #[inline(always)]
-unsafe fn fast(rc: *mut c_void, gfp: c_uint, node: c_int) -> *mut c_void {
+unsafe fn cache<'a>(rc: *mut c_void) -> &'a CacheCore {
     // SAFETY: A live rslub cache (caller).
-    let cache = unsafe { &*rc.cast::<CacheCore>() };
-    cache.alloc_fast_only(Gfp::from_raw(gfp), node).cast()
+    unsafe { &*rc.cast::<CacheCore>() }
 }

@@ -537,9 +537,12 @@ static bool rslub_slot_held(const struct rslub_backing *b)
 
 /*
  * The rslub cache owning @x if @x is on a slab page whose cache is one of rslub's shadows
- * (rust/slab_page.c); NULL for the kernel's slabs, large kmallocs and anything else.
+ * (rust/slab_page.c), and in @outside the bits of an address outside @x's slab when @x is
+ * on one: a slab is a naturally aligned block of PAGE_SIZE << order bytes, so an address
+ * that differs from @x only below them is in the same slab and has the same owner. NULL
+ * for the kernel's slabs, large kmallocs and anything else.
  */
-static __always_inline void *rslub_foreign(const void *x)
+static __always_inline void *rslub_foreign_slab(const void *x, unsigned long *outside)
 {
 	struct slab *slab;
 
@@ -549,25 +552,16 @@ static __always_inline void *rslub_foreign(const void *x)
 	slab = page_slab(virt_to_page(x));
 	if (!slab)
 		return NULL;
+	*outside = ~(slab_size(slab) - 1);
 	return rslub_shadow_owner(READ_ONCE(slab->slab_cache));
 }
 
-/*
- * rslub_foreign(), and in @outside the bits of an address outside @x's slab when @x is
- * on one: a slab is a naturally aligned block of PAGE_SIZE << order bytes, so an address
- * that differs from @x only below them is in the same slab and has the same owner.
- */
-static __always_inline void *rslub_foreign_slab(const void *x, unsigned long *outside)
+/* rslub_foreign_slab() without the slab's bounds (the compiler drops their store). */
+static __always_inline void *rslub_foreign(const void *x)
 {
-	struct slab *slab;
+	unsigned long outside;
 
-	if (unlikely(ZERO_OR_NULL_PTR(x)))
-		return NULL;
-	slab = page_slab(virt_to_page(x));
-	if (!slab)
-		return NULL;
-	*outside = ~(slab_size(slab) - 1);
-	return rslub_shadow_owner(READ_ONCE(slab->slab_cache));
+	return rslub_foreign_slab(x, &outside);
 }
 
 /* rslub_foreign() for the kernel side of a user copy: any address. */

@@ -62,7 +62,8 @@ impl CacheCore {
     /// [`CacheCore::alloc_ptr`] without telling the sanitizers.
     #[inline(always)]
     pub(super) fn alloc_raw(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        // One `or` and one test on the fast path.
+        // One `or` (from memory) and one test on the fast path: the flags with the
+        // cache's bits in them are the caller's wherever the test falls through.
         let gfp = gfp.with(self.alloc_clears);
         if gfp.any(Gfp::CLEARS) {
             return self.alloc_zeroed(gfp, node);
@@ -70,15 +71,38 @@ impl CacheCore {
         self.alloc_object(gfp, node)
     }
 
+    /// Whether an allocation with `gfp` clears something: the caller's `__GFP_ZERO`, or
+    /// the cache's own `alloc_clears` (`init_on_alloc`, `init_on_free`). A load, an `or`
+    /// and a test on the fast path.
+    #[inline(always)]
+    pub(crate) fn clears(&self, gfp: Gfp) -> bool {
+        gfp.with(self.alloc_clears).any(Gfp::CLEARS)
+    }
+
+    /// From a caller's `gfp` (with the cache's `alloc_clears` in it or not): the flags
+    /// for [`CacheCore::clear_new`], with `alloc_clears` in them, and those for the
+    /// allocation itself, without the cache's [`Gfp::WIPE_FREE_PTR`], which is no kernel
+    /// flag. A caller's own bit 31 stays in those (unless the cache sets the mark too), for
+    /// the slow path's `unexpected_gfp()` to report, as 6.12's `GFP_SLAB_BUG_MASK` check
+    /// does.
+    #[inline(always)]
+    fn clearing_flags(&self, gfp: Gfp) -> (Gfp, Gfp) {
+        (
+            gfp.with(self.alloc_clears),
+            gfp.without(self.alloc_clears & Gfp::WIPE_FREE_PTR),
+        )
+    }
+
     /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO`, or a cache whose allocations clear
-    /// something (`init_on_alloc`, `init_on_free`): `gfp` with the cache's
-    /// `alloc_clears` in it.
+    /// something (`init_on_alloc`, `init_on_free`): `gfp` as
+    /// [`CacheCore::clearing_flags`] takes it.
     #[inline(never)]
     #[cold]
     pub(super) fn alloc_zeroed(&self, gfp: Gfp, node: i32) -> *mut u8 {
-        let object = self.alloc_object(gfp.without(Gfp::WIPE_FREE_PTR), node);
+        let (clear, gfp) = self.clearing_flags(gfp);
+        let object = self.alloc_object(gfp, node);
         if !object.is_null() {
-            self.clear_new(object, gfp);
+            self.clear_new(object, clear);
         }
         object
     }
@@ -115,13 +139,30 @@ impl CacheCore {
         if sanitize::ON {
             return ptr::null_mut();
         }
-        let gfp = gfp.with(self.alloc_clears);
-        if gfp.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX {
+        if self.clears(gfp) {
+            return self.alloc_fast_only_clearing(gfp, node);
+        }
+        self.alloc_object_in::<true>(gfp, node)
+    }
+
+    /// [`CacheCore::alloc_fast_only`] where the allocation clears something
+    /// ([`CacheCore::clears`]): out of line, so that the fast path of the others saves
+    /// no register for it. A caller that tests [`CacheCore::clears`] itself and calls
+    /// this for those leaves the other path with no test of its own (the compiler folds
+    /// the second test into the first).
+    #[inline(never)]
+    #[cold]
+    pub(crate) fn alloc_fast_only_clearing(&self, gfp: Gfp, node: i32) -> *mut u8 {
+        if sanitize::ON {
             return ptr::null_mut();
         }
-        let object = self.alloc_object_in::<true>(gfp.without(Gfp::WIPE_FREE_PTR), node);
-        if gfp.any(Gfp::CLEARS) && !object.is_null() {
-            self.clear_new(object, gfp);
+        let (clear, gfp) = self.clearing_flags(gfp);
+        if clear.has(Gfp::ZERO) && self.layout.object_size > FAST_ZERO_MAX {
+            return ptr::null_mut();
+        }
+        let object = self.alloc_object_in::<true>(gfp, node);
+        if !object.is_null() {
+            self.clear_new(object, clear);
         }
         object
     }
@@ -194,7 +235,10 @@ impl CacheCore {
         }
         if FAST_ONLY {
             // Counted as `alloc_retry()` counts it; the caller's full path tries afresh.
-            self.stat(Stat::CommitFailed);
+            // Through `pcpu`, still in a register: the cache itself is not needed again,
+            // and its register is free for the caller's miss.
+            // SAFETY: The `commit_failed` counter of this cache's per-cpu area.
+            unsafe { arch::this_cpu_inc_at::<{ Self::stat_offset(Stat::CommitFailed) }>(pcpu) };
             return ptr::null_mut();
         }
         self.alloc_retry(gfp, node)
@@ -465,6 +509,7 @@ impl CacheCore {
         let bad = gfp.slab_bug_bits();
         let mut reported = false;
         if bad != 0 {
+            inject!(self, Point::UnexpectedGfp { bad });
             pr_warn!(
                 "cache {}: unexpected gfp: {:#x}. Fixing up to gfp: {:#x}. Fix your code!\n",
                 self.name(),
@@ -558,10 +603,10 @@ impl CacheCore {
                 i += 1;
             }
         }
-        let gfp = gfp.with(self.alloc_clears);
-        if gfp.any(Gfp::CLEARS) {
+        if self.clears(gfp) {
+            let (clear, _) = self.clearing_flags(gfp);
             for &object in out.iter() {
-                self.clear_new(object, gfp);
+                self.clear_new(object, clear);
             }
         }
         Ok(())
