@@ -49,10 +49,13 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast(
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
     let cache = unsafe { cache(rc) };
-    if cache.clears(Gfp::from_raw(gfp)) {
-        // SAFETY: This function's own arguments (caller).
-        return unsafe { alloc_clearing(rc, gfp, s) };
+    let gfp = cache.with_clears(Gfp::from_raw(gfp));
+    if gfp.any(Gfp::CLEARS) {
+        // SAFETY: This function's own arguments (caller), `gfp` as it takes them.
+        return unsafe { alloc_clearing(rc, gfp.raw(), s) };
     }
+    // The caller's flags: the test fell through.
+    let gfp = gfp.raw();
     let object = cache.alloc_fast_only(Gfp::from_raw(gfp), NO_NODE);
     if !object.is_null() {
         return object.cast();
@@ -61,7 +64,9 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast(
     unsafe { rslub_dr_alloc_miss(s, gfp) }
 }
 
-/// [`rslub_backed_alloc_fast`] for an allocation that clears something.
+/// [`rslub_backed_alloc_fast`] for an allocation that clears something, `gfp` with the
+/// cache's clearing bits in it ([`CacheCore::with_clears`]); its miss is given them
+/// without rslub's own mark ([`CacheCore::without_mark`]).
 ///
 /// # Safety
 ///
@@ -74,11 +79,14 @@ unsafe fn alloc_clearing(
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
-    let object = unsafe { cache(rc) }.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
+    let cache = unsafe { cache(rc) };
+    let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
     if !object.is_null() {
         return object.cast();
     }
-    // SAFETY: With preemption off, `rslub_dr_alloc()`'s own arguments (caller).
+    let gfp = cache.without_mark(Gfp::from_raw(gfp)).raw();
+    // SAFETY: With preemption off, `rslub_dr_alloc()`'s own arguments (caller), the flags with
+    // at most the cache's own `__GFP_ZERO` added.
     unsafe { rslub_dr_alloc_miss(s, gfp) }
 }
 
@@ -96,10 +104,13 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_lru(
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
     let cache = unsafe { cache(rc) };
-    if cache.clears(Gfp::from_raw(gfp)) {
-        // SAFETY: This function's own arguments (caller).
-        return unsafe { alloc_lru_clearing(rc, gfp, s, lru) };
+    let gfp = cache.with_clears(Gfp::from_raw(gfp));
+    if gfp.any(Gfp::CLEARS) {
+        // SAFETY: This function's own arguments (caller), `gfp` as it takes them.
+        return unsafe { alloc_lru_clearing(rc, gfp.raw(), s, lru) };
     }
+    // The caller's flags: the test fell through.
+    let gfp = gfp.raw();
     let object = cache.alloc_fast_only(Gfp::from_raw(gfp), NO_NODE);
     if !object.is_null() {
         return object.cast();
@@ -108,7 +119,8 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_lru(
     unsafe { rslub_dr_alloc_lru_miss(s, lru, gfp) }
 }
 
-/// [`rslub_backed_alloc_fast_lru`] for an allocation that clears something.
+/// [`rslub_backed_alloc_fast_lru`] for an allocation that clears something, `gfp` as
+/// [`alloc_clearing`] takes it.
 ///
 /// # Safety
 ///
@@ -122,11 +134,14 @@ unsafe fn alloc_lru_clearing(
     lru: *mut bindings::list_lru,
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
-    let object = unsafe { cache(rc) }.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
+    let cache = unsafe { cache(rc) };
+    let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
     if !object.is_null() {
         return object.cast();
     }
-    // SAFETY: With preemption off, `rslub_dr_alloc_lru()`'s own arguments (caller).
+    let gfp = cache.without_mark(Gfp::from_raw(gfp)).raw();
+    // SAFETY: With preemption off, `rslub_dr_alloc_lru()`'s own arguments (caller), the flags with
+    // at most the cache's own `__GFP_ZERO` added.
     unsafe { rslub_dr_alloc_lru_miss(s, lru, gfp) }
 }
 
@@ -144,10 +159,13 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_node(
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
     let cache = unsafe { cache(rc) };
-    if cache.clears(Gfp::from_raw(gfp)) {
-        // SAFETY: This function's own arguments (caller).
-        return unsafe { alloc_node_clearing(rc, gfp, node, s) };
+    let gfp = cache.with_clears(Gfp::from_raw(gfp));
+    if gfp.any(Gfp::CLEARS) {
+        // SAFETY: This function's own arguments (caller), `gfp` as it takes them.
+        return unsafe { alloc_node_clearing(rc, gfp.raw(), node, s) };
     }
+    // The caller's flags: the test fell through.
+    let gfp = gfp.raw();
     let object = cache.alloc_fast_only(Gfp::from_raw(gfp), node);
     if !object.is_null() {
         return object.cast();
@@ -156,7 +174,8 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_node(
     unsafe { rslub_dr_alloc_node_miss(s, gfp, node) }
 }
 
-/// [`rslub_backed_alloc_fast_node`] for an allocation that clears something.
+/// [`rslub_backed_alloc_fast_node`] for an allocation that clears something, `gfp` as
+/// [`alloc_clearing`] takes it.
 ///
 /// # Safety
 ///
@@ -170,11 +189,14 @@ unsafe fn alloc_node_clearing(
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
-    let object = unsafe { cache(rc) }.alloc_fast_only_clearing(Gfp::from_raw(gfp), node);
+    let cache = unsafe { cache(rc) };
+    let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), node);
     if !object.is_null() {
         return object.cast();
     }
-    // SAFETY: With preemption off, `rslub_dr_alloc_node()`'s own arguments (caller).
+    let gfp = cache.without_mark(Gfp::from_raw(gfp)).raw();
+    // SAFETY: With preemption off, `rslub_dr_alloc_node()`'s own arguments (caller), the flags with
+    // at most the cache's own `__GFP_ZERO` added.
     unsafe { rslub_dr_alloc_node_miss(s, gfp, node) }
 }
 

@@ -71,12 +71,12 @@ impl CacheCore {
         self.alloc_object(gfp, node)
     }
 
-    /// Whether an allocation with `gfp` clears something: the caller's `__GFP_ZERO`, or
-    /// the cache's own `alloc_clears` (`init_on_alloc`, `init_on_free`). A load, an `or`
-    /// and a test on the fast path.
+    /// `gfp` with the cache's own `alloc_clears` in it (`init_on_alloc`, `init_on_free`):
+    /// the allocation clears something where that has any of [`Gfp::CLEARS`]. One `or`
+    /// from memory; where the test falls through, the flags are the caller's.
     #[inline(always)]
-    pub(crate) fn clears(&self, gfp: Gfp) -> bool {
-        gfp.with(self.alloc_clears).any(Gfp::CLEARS)
+    pub(crate) fn with_clears(&self, gfp: Gfp) -> Gfp {
+        gfp.with(self.alloc_clears)
     }
 
     /// From a caller's `gfp` (with the cache's `alloc_clears` in it or not): the flags
@@ -87,10 +87,16 @@ impl CacheCore {
     /// does.
     #[inline(always)]
     fn clearing_flags(&self, gfp: Gfp) -> (Gfp, Gfp) {
-        (
-            gfp.with(self.alloc_clears),
-            gfp.without(self.alloc_clears & Gfp::WIPE_FREE_PTR),
-        )
+        (gfp.with(self.alloc_clears), self.without_mark(gfp))
+    }
+
+    /// `gfp` (with the cache's `alloc_clears` in it or not) without the cache's own
+    /// [`Gfp::WIPE_FREE_PTR`]: flags the kernel may be given. `__GFP_ZERO` from the
+    /// cache's `init_on_alloc` may stay: the kernel's allocator zeroes such an object too
+    /// (a cache with a constructor or `SLAB_TYPESAFE_BY_RCU` has no clearing bits).
+    #[inline(always)]
+    pub(crate) fn without_mark(&self, gfp: Gfp) -> Gfp {
+        gfp.without(self.alloc_clears & Gfp::WIPE_FREE_PTR)
     }
 
     /// [`CacheCore::alloc_ptr`] for `__GFP_ZERO`, or a cache whose allocations clear
@@ -139,17 +145,18 @@ impl CacheCore {
         if sanitize::ON {
             return ptr::null_mut();
         }
-        if self.clears(gfp) {
+        let gfp = self.with_clears(gfp);
+        if gfp.any(Gfp::CLEARS) {
             return self.alloc_fast_only_clearing(gfp, node);
         }
         self.alloc_object_in::<true>(gfp, node)
     }
 
     /// [`CacheCore::alloc_fast_only`] where the allocation clears something
-    /// ([`CacheCore::clears`]): out of line, so that the fast path of the others saves
-    /// no register for it. A caller that tests [`CacheCore::clears`] itself and calls
-    /// this for those leaves the other path with no test of its own (the compiler folds
-    /// the second test into the first).
+    /// ([`CacheCore::with_clears`]): out of line, so that the fast path of the others
+    /// saves no register for it; `gfp` with the cache's `alloc_clears` in it or not. A
+    /// caller that makes the test itself and calls this for those leaves the other path
+    /// with no test of its own (the compiler folds the second test into the first).
     #[inline(never)]
     #[cold]
     pub(crate) fn alloc_fast_only_clearing(&self, gfp: Gfp, node: i32) -> *mut u8 {
@@ -603,7 +610,7 @@ impl CacheCore {
                 i += 1;
             }
         }
-        if self.clears(gfp) {
+        if self.with_clears(gfp).any(Gfp::CLEARS) {
             let (clear, _) = self.clearing_flags(gfp);
             for &object in out.iter() {
                 self.clear_new(object, clear);
