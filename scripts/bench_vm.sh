@@ -124,6 +124,7 @@ if [ "${REAL:-0}" = 1 ]; then
 		files=${WHOLE_FILES-fio perf build}
 		want() { case " $files " in *" $1 "*) return 0 ;; esac; return 1; }
 		gcc -O2 -static -nostdlib -o "$rundir/mark" "$RSLUB_TOP/scripts/workloads/mark.c"
+		gcc -O2 -static -Wall -o "$rundir/snapshot" "$RSLUB_TOP/scripts/workloads/snapshot.c"
 		progs=()
 		want fio && progs+=(fio)
 		want perf && progs+=(perf)
@@ -153,6 +154,7 @@ if [ "${REAL:-0}" = 1 ]; then
 		fi
 		{
 			echo "file /bin/mark $rundir/mark 0755 0 0"
+			echo "file /bin/snapshot $rundir/snapshot 0755 0 0"
 			echo "file /rslub_kfree_rcu.ko $moddir/rslub_kfree_rcu.ko 0644 0 0"
 			echo "file /rslub_kmem_micro.ko $moddir/rslub_kmem_micro.ko 0644 0 0"
 			[ ! -f "$moddir/rslub_kmem_micro_api.ko" ] ||

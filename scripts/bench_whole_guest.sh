@@ -48,7 +48,7 @@ if [ -n "${SCHED_FEATURES:-}" ]; then
 	say "scheduler features: $(cat /sys/kernel/debug/sched/features)"
 fi
 
-ALLOC=kernel PARAMS="" EXPS="" SCALE=1
+ALLOC=kernel PARAMS="" EXPS="" SCALE=1 DIV=1
 for a in "$@"; do
 	case "$a" in
 	alloc=*) ALLOC=${a#alloc=} ;;
@@ -103,72 +103,13 @@ now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
 mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 
 # snap FILE: the kernel's page and slab figures and its context switches ("-" lines),
-# SLUB's counters summed over its caches where the kernel has them ("-k" lines:
-# VARIANT=stats), and rslub's counters and slab bytes of every cache ("CACHE COUNTER
-# VALUE" lines). One awk process for all of it (and one more for SLUB_STATS), in every
-# boot: a snapshot's own processes are work the next run must not inherit unevenly (their
-# exits free objects, some after a grace period).
+# rslub's counters and slab bytes of every cache ("CACHE COUNTER VALUE" lines), and
+# SLUB's counters summed over its caches where the kernel has them ("-k" lines, VARIANT=
+# stats) and per cache ("-s" lines): scripts/workloads/snapshot.c, one process in every
+# boot (a snapshot's own process is work the next run must not inherit unevenly: its exit
+# frees objects, some after a grace period).
 snap() {
-	out=$1
-	set -- /proc/vmstat /proc/meminfo /proc/stat
-	[ -d "$D" ] && set -- "$@" "$D"/*/stats "$D"/*/nodes
-	awk '
-	FILENAME == "/proc/vmstat" {
-		if ($1 ~ /^pgalloc_/) p += $2
-		else if ($1 == "pgfree") f = $2
-		else if ($1 == "pgfault") pf = $2
-		next
-	}
-	FILENAME == "/proc/meminfo" {
-		if ($1 == "Slab:") sl = $2
-		else if ($1 == "MemFree:") mf = $2
-		next
-	}
-	FILENAME == "/proc/stat" {
-		if ($1 == "ctxt") cs = $2
-		next
-	}
-	{ n = split(FILENAME, w, "/"); c = w[n - 1] }
-	# Counters at 0 are left out (most of them, in most caches): a missing line is 0 to
-	# delta(), which reads two snapshots of hundreds of caches after every run.
-	w[n] == "stats" { if ($2 != 0) print c, $1, $2; next }
-	w[n] == "nodes" && $1 == "bytes" {
-		split($2, pb, "="); split($3, mb, "=")
-		print c, "page_bytes", pb[2]; print c, "meta_bytes", mb[2]
-	}
-	END {
-		print "- pgalloc", p; print "- pgfree", f; print "- pgfault", pf
-		print "- slab_kib", sl; print "- free_kib", mf; print "- ctxt", cs
-	}' "$@" > "$out"
-	# SLUB's own counters (CONFIG_SLUB_STATS), per cache, not per alias, each file read
-	# once, by the same kind of awk program (a shell loop over the thousands of files
-	# cost more than the runs it measured). Summed ("-k COUNTER VALUE") and per cache
-	# ("-s CACHE/COUNTER VALUE"), for the caches a run allocated from.
-	if [ -r /sys/kernel/slab/kmalloc-64/alloc_fastpath ]; then
-		set --
-		for c in /sys/kernel/slab/*; do
-			[ -L "$c" ] || set -- "$@" "$c"
-		done
-		awk -v kstats="$KSTATS" -v fstats="$FSTATS" '
-		BEGIN {
-			nk = split(kstats, k, " "); nf = split(fstats, f, " ")
-			for (i = 1; i <= nk; i++) want[k[i]] = 1
-			for (i = 1; i <= nf; i++) { want[f[i]] = 1; per[f[i]] = 1 }
-			for (a = 1; a < ARGC; a++) {
-				n = split(ARGV[a], w, "/"); c = w[n]
-				for (s in want) {
-					file = ARGV[a] "/" s
-					if ((getline line < file) > 0) {
-						split(line, v, " ")
-						print "-k", s, v[1]
-						if (s in per) print "-s", c "/" s, v[1]
-					}
-					close(file)
-				}
-			}
-			exit
-		}' "$@" >> "$out"
-	fi
+	/bin/snapshot -r "$D" -k "$KSTATS" "$FSTATS" > "$1"
 }
 
 # settle: before a run's first mark, the system at rest: a second of idle (free under
@@ -302,11 +243,13 @@ twice() {
 
 # Workloads whose program starts up at length (perf and fio map tens of MiB of libraries)
 # run measured at two sizes, N and 2N: the report takes the difference as the work of N
-# units without the start-up ("scale" 1 and 2).
+# units without the start-up ("scale" 1 and 2). Their warm-up run does a quarter of N
+# (DIV): enough to sight and back their caches and fill the page cache, at a fraction of
+# the boot's time.
 thrice() {
-	WARM=1 SCALE=1
+	WARM=1 SCALE=1 DIV=4
 	"$@"
-	WARM=0
+	WARM=0 DIV=1
 	"$@"
 	SCALE=2
 	"$@"
@@ -323,21 +266,24 @@ hackbench_run() { measure hackbench $((HB_GROUPS * 400 * HB_LOOPS)) ",\"groups\"
 FIO_MIB=${FIO_MIB:-32}
 fio_pair() {
 	fio --output=/tmp/fio.send --name=sender --ioengine=net --protocol=tcp --port=8888 \
-		--hostname=127.0.0.1 --bs=4k --size="${mib}m" --rw=write || return 1
+		--hostname=127.0.0.1 --bs=4k --size="${mib}m" --rw=write --cpus_allowed=0 || return 1
 	wait "$FIO_RECV" || return 1
 	grep -q "err= 0" /tmp/fio.send && grep -q "err= 0" /tmp/fio.recv
 }
 fio_run() {
-	mib=$((FIO_MIB * SCALE))
+	mib=$((FIO_MIB * SCALE / DIV))
 	# The receiver is told twice the size, and ends when the sender closes: told the same
 	# size, it sometimes closed with data unread (its count runs ahead of what it took in),
 	# and the sender's next write died of SIGPIPE.
+	# Each on a CPU of its own, as the ping-pong's: the first CPU (node 0) sends, the last
+	# (the last node) receives. Left to the scheduler, where each ran moved the counts
+	# from boot to boot by more than the allocators differ.
 	fio --output=/tmp/fio.recv --name=receiver --ioengine=net --protocol=tcp --port=8888 \
-		--listen --bs=4k --size="$((2 * mib))m" --rw=read &
+		--listen --bs=4k --size="$((2 * mib))m" --rw=read --cpus_allowed=$((CPUS - 1)) &
 	FIO_RECV=$!
 	i=0
 	while ! netstat -ltn 2>/dev/null | grep -q ':8888 ' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	measure fio $((mib * 256)) ",\"mib\":$mib,\"bs\":4096,\"scale\":$SCALE" fio_pair
+	measure fio $((mib * 256)) ",\"mib\":$mib,\"bs\":4096,\"scale\":$SCALE,\"sender_cpu\":0,\"receiver_cpu\":$((CPUS - 1))" fio_pair
 }
 
 # seed 002: TCP request/response of 64 bytes between a CPU of the first node and one of
@@ -364,7 +310,7 @@ pingpong_both() {
 }
 
 # seed 003: a build of a fixed set of C files (scripts/workloads/build.mk) with the guest's
-# gcc, make -j CPUS; the warm-up run builds four of them (the target warm).
+# gcc, make -j CPUS; the warm-up run builds two of them (the target warm).
 build_run() {
 	make -s -C /build -f build.mk clean
 	target=all
@@ -375,8 +321,8 @@ build_run() {
 
 # The 2026 sheaves regressions: perf bench syscall fork and execve (Debian's perf 6.12).
 FORKS=${FORKS:-250} EXECS=${EXECS:-250}
-fork_run() { measure fork $((FORKS * SCALE)) ",\"scale\":$SCALE" perf bench syscall fork -l $((FORKS * SCALE)); }
-execve_run() { measure execve $((EXECS * SCALE)) ",\"scale\":$SCALE" perf bench syscall execve -l $((EXECS * SCALE)); }
+fork_run() { measure fork $((FORKS * SCALE / DIV)) ",\"scale\":$SCALE" perf bench syscall fork -l $((FORKS * SCALE / DIV)); }
+execve_run() { measure execve $((EXECS * SCALE / DIV)) ",\"scale\":$SCALE" perf bench syscall execve -l $((EXECS * SCALE / DIV)); }
 
 # kfree_rcu() over a cache of the module's own (bench/kfree_rcu.c): the module marks its
 # own start and end, around the loop and the cache's destroy, and times them itself. The

@@ -20,7 +20,9 @@ WORK = {
                   f"sockets, 100-byte messages, {r['units']} messages a run (seed 001)"),
     "fio": ("4 KiB block", lambda r: "fio's ``net`` engine over TCP loopback, a receiver and "
             f"a sender of 4 KiB blocks, {r['units'] // 256} MiB and {r['units'] // 128} MiB (the "
-            "shape of fio's ``examples/netio``, seed 000)"),
+            "shape of fio's ``examples/netio``, seed 000)"
+            + (f", the sender on CPU {r['sender_cpu']} (node 0) and the receiver on CPU "
+               f"{r['receiver_cpu']} (the last node)" if "sender_cpu" in r else "")),
     "pingpong": ("round trip", lambda r: "TCP request/response of 64 bytes between CPU "
                  f"{r['client_cpu']} (node 0) and CPU {r['server_cpu']} (the last node), "
                  f"{r['units']} round trips (seed 002), with the kernel's deferred skb frees "
