@@ -178,7 +178,7 @@ def section(recs, hook_line):
     doc.append(
         "``hackbench -g 2 -l 100`` (unix sockets, 100-byte messages: each message is an skb\n"
         "from ``skbuff_head_cache`` and a head from ``skbuff_small_head``), for ``max_order``\n"
-        "0..3 x ``min_objects`` 4/8/16/32, the kernel run before and after them. *slow paths*:\n"
+        "0..3 x ``min_objects`` 4 and 32, the kernel run before and after them. *slow paths*:\n"
         "allocations and frees that left the per-CPU fast path; *node locks*: node-lock\n"
         "acquisitions, and *waits* those that found another CPU holding the lock.\n"
     )
