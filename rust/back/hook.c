@@ -537,8 +537,8 @@ static bool rslub_slot_held(const struct rslub_backing *b)
 
 /*
  * The rslub cache owning @x if @x is on a slab page whose cache is one of rslub's shadows
- * (rust/slab_page.c), and in @outside the bits of an address outside @x's slab when @x is
- * on one: a slab is a naturally aligned block of PAGE_SIZE << order bytes, so an address
+ * (rust/slab_page.c), and in @outside (unless NULL) the bits of an address outside @x's
+ * slab when @x is on one: a slab is a naturally aligned block of PAGE_SIZE << order bytes, so an address
  * that differs from @x only below them is in the same slab and has the same owner. NULL
  * for the kernel's slabs, large kmallocs and anything else.
  */
@@ -552,16 +552,16 @@ static __always_inline void *rslub_foreign_slab(const void *x, unsigned long *ou
 	slab = page_slab(virt_to_page(x));
 	if (!slab)
 		return NULL;
-	*outside = ~(slab_size(slab) - 1);
+	/* Folded away where @outside is NULL (rslub_foreign()): slab_size() loads. */
+	if (outside)
+		*outside = ~(slab_size(slab) - 1);
 	return rslub_shadow_owner(READ_ONCE(slab->slab_cache));
 }
 
-/* rslub_foreign_slab() without the slab's bounds (the compiler drops their store). */
+/* rslub_foreign_slab() without the slab's bounds. */
 static __always_inline void *rslub_foreign(const void *x)
 {
-	unsigned long outside;
-
-	return rslub_foreign_slab(x, &outside);
+	return rslub_foreign_slab(x, NULL);
 }
 
 /* rslub_foreign() for the kernel side of a user copy: any address. */
