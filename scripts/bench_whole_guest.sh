@@ -109,7 +109,7 @@ mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 # boot (a snapshot's own process is work the next run must not inherit unevenly: its exit
 # frees objects, some after a grace period).
 snap() {
-	/bin/snapshot -r "$D" -k "$KSTATS" "$FSTATS" > "$1"
+	/bin/snapshot -r "$D" -k "$KSTATS" "$FSTATS" > "$1" || fatal "snapshot failed"
 }
 
 # settle: before a run's first mark, the system at rest: a second of idle (free under
@@ -266,7 +266,7 @@ hackbench_run() { measure hackbench $((HB_GROUPS * 400 * HB_LOOPS)) ",\"groups\"
 FIO_MIB=${FIO_MIB:-32}
 fio_pair() {
 	fio --output=/tmp/fio.send --name=sender --ioengine=net --protocol=tcp --port=8888 \
-		--hostname=127.0.0.1 --bs=4k --size="${mib}m" --rw=write --cpus_allowed=0 || return 1
+		--hostname=127.0.0.1 --bs=4k --size="${mib}m" --rw=write --cpus_allowed="$CPU_A" || return 1
 	wait "$FIO_RECV" || return 1
 	grep -q "err= 0" /tmp/fio.send && grep -q "err= 0" /tmp/fio.recv
 }
@@ -275,15 +275,15 @@ fio_run() {
 	# The receiver is told twice the size, and ends when the sender closes: told the same
 	# size, it sometimes closed with data unread (its count runs ahead of what it took in),
 	# and the sender's next write died of SIGPIPE.
-	# Each on a CPU of its own, as the ping-pong's: the first CPU (node 0) sends, the last
-	# (the last node) receives. Left to the scheduler, where each ran moved the counts
+	# Each on a CPU of its own, as the ping-pong's: the first CPU of node 0 sends, the
+	# last of the last node receives. Left to the scheduler, where each ran moved the counts
 	# from boot to boot by more than the allocators differ.
 	fio --output=/tmp/fio.recv --name=receiver --ioengine=net --protocol=tcp --port=8888 \
-		--listen --bs=4k --size="$((2 * mib))m" --rw=read --cpus_allowed=$((CPUS - 1)) &
+		--listen --bs=4k --size="$((2 * mib))m" --rw=read --cpus_allowed="$CPU_B" &
 	FIO_RECV=$!
 	i=0
 	while ! netstat -ltn 2>/dev/null | grep -q ':8888 ' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	measure fio $((mib * 256)) ",\"mib\":$mib,\"bs\":4096,\"scale\":$SCALE,\"sender_cpu\":0,\"receiver_cpu\":$((CPUS - 1))" fio_pair
+	measure fio $((mib * 256)) ",\"mib\":$mib,\"bs\":4096,\"scale\":$SCALE,\"sender_cpu\":$CPU_A,\"receiver_cpu\":$CPU_B" fio_pair
 }
 
 # seed 002: TCP request/response of 64 bytes between a CPU of the first node and one of

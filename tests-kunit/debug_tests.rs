@@ -13,7 +13,7 @@ mod tests {
     use crate::test_shim::expect_reports;
     use crate::{
         common::{alloc_n, args, free, free_all, hardened},
-        debug::{Problem, Spec, POISON, RED_ZONE, SANITY, STORE_USER},
+        debug::{Problem, Spec, POISON, POISON_END, POISON_FREE, RED_ZONE, SANITY, STORE_USER},
         gfp::Gfp,
         layout::{Layout, OrderRules, TRACK_SIZE},
         params::{Params, RawParams},
@@ -84,6 +84,34 @@ mod tests {
             Spec::parse(b" F").map(|_| ()).map_err(|e| e.letter),
             Err(b' ')
         );
+    }
+
+    /// `init_on_alloc` and `init_on_free` leave a poisoned cache's objects alone, as
+    /// 6.12's `slab_want_init_on_alloc()` and `slab_want_init_on_free()` do for
+    /// `SLAB_POISON`: an allocated object comes with the poison it had free (which its
+    /// check just read), not zeroed, and a freed one is poisoned, not zeroed.
+    #[test]
+    fn init_on_alloc_and_free_leave_poisoned_objects_alone() {
+        const SIZE: usize = 64;
+        crate::inject::set_init_on(Some((true, true)));
+        let c = Cache::create(&crate::cache::CacheArgs {
+            flags: POISON,
+            ..args(c"rslub_test_poison_init_on", SIZE as u32)
+        });
+        crate::inject::set_init_on(None);
+        let c = c.expect("cache");
+        let poisoned = |p: usize| {
+            // SAFETY: `p` is an object of `c`, of SIZE bytes, in a live slab only this
+            // test uses (free or not: a poisoned cache's slabs stay while it lives).
+            let b = unsafe { core::slice::from_raw_parts(p as *const u8, SIZE) };
+            b[..SIZE - 1].iter().all(|&x| x == POISON_FREE) && b[SIZE - 1] == POISON_END
+        };
+        let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
+        assert!(poisoned(p));
+        free(&c, p);
+        assert!(poisoned(p));
+        assert_eq!(errors(&c), 0);
+        assert!(c.destroy().is_ok());
     }
 
     #[test]

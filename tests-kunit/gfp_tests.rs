@@ -465,7 +465,12 @@ mod tests {
     /// carry (`GFP_SLAB_BUG_MASK`) are reported and removed, bit 31 among them.
     #[test]
     fn slab_pages_take_only_the_callers_reclaim_and_constraint_bits() {
-        let c = Cache::create(&args(c"rslub_test_page_gfp", 64)).expect("cache");
+        // Neither `init_on_*`, whatever the boot says: a cache with `init_on_free` alone
+        // marks its allocations with bit 31 itself, and takes it off as its own.
+        set_init_on(Some((false, false)));
+        let c = Cache::create(&args(c"rslub_test_page_gfp", 64));
+        set_init_on(None);
+        let c = c.expect("cache");
         let seen = AtomicU32::new(u32::MAX);
         let reported = AtomicU32::new(0);
         let id = c.id();

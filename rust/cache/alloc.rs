@@ -93,7 +93,8 @@ impl CacheCore {
     /// `gfp` (with the cache's `alloc_clears` in it or not) without the cache's own
     /// [`Gfp::WIPE_FREE_PTR`]: flags the kernel may be given. `__GFP_ZERO` from the
     /// cache's `init_on_alloc` may stay: the kernel's allocator zeroes such an object too
-    /// (a cache with a constructor or `SLAB_TYPESAFE_BY_RCU` has no clearing bits).
+    /// (a cache with a constructor, `SLAB_TYPESAFE_BY_RCU` or `SLAB_POISON` has no clearing
+    /// bits, as the kernel's `slab_want_init_on_alloc()` has it).
     #[inline(always)]
     pub(crate) fn without_mark(&self, gfp: Gfp) -> Gfp {
         gfp.without(self.alloc_clears & Gfp::WIPE_FREE_PTR)

@@ -458,7 +458,12 @@ impl CacheCore {
         #[cfg(rslub_inject)]
         let (init_on_alloc, init_on_free) =
             crate::inject::init_on().unwrap_or((init_on_alloc, init_on_free));
-        let keeps_contents = args.ctor.is_some() || layout.typesafe_by_rcu;
+        // As 6.12's `slab_want_init_on_alloc()` and `slab_want_init_on_free()`: objects
+        // with a constructor, of a `TYPESAFE_BY_RCU` cache, or poisoned (`SLAB_POISON`:
+        // the poison is the content the debug checks want) are never cleared for them.
+        let keeps_contents = args.ctor.is_some()
+            || layout.typesafe_by_rcu
+            || layout.debug & crate::layout::POISON != 0;
         // As 6.12's `freeptr_outside_object()` (`offset >= inuse`), with objects of
         // fewer bytes than a pointer overlapping it too.
         let wipe_free_ptr = init_on_free
@@ -490,9 +495,9 @@ impl CacheCore {
                 }),
                 walk: Atomic::new(default_walk(profile) as u32),
                 profile: Atomic::new(profile as u32),
-                // As SLUB's `slab_want_init_on_*()`: constructed objects keep their
-                // contents, and so do freed objects of a `TYPESAFE_BY_RCU` cache while
-                // readers may look at them.
+                // As SLUB's `slab_want_init_on_*()` (`keeps_contents`): constructed
+                // objects keep their contents, freed objects of a `TYPESAFE_BY_RCU` cache
+                // too while readers may look at them, and poisoned ones their poison.
                 alloc_clears: if init_on_alloc && !keeps_contents {
                     Gfp::ZERO
                 } else if wipe_free_ptr {

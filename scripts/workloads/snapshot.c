@@ -63,6 +63,11 @@ static int slurp(int dir, const char *name)
 	while (len < sizeof(buf) - 1 && (n = read(f, buf + len, sizeof(buf) - 1 - len)) > 0)
 		len += n;
 	close(f);
+	/* A file cut short would give wrong counts, not an error: stop the snapshot. */
+	if (len == sizeof(buf) - 1) {
+		fprintf(stderr, "snapshot: %s: more than %zu bytes\n", name, sizeof(buf) - 1);
+		exit(1);
+	}
 	buf[len] = '\0';
 	return 0;
 }
