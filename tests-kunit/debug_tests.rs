@@ -101,15 +101,23 @@ mod tests {
         crate::inject::set_init_on(None);
         let c = c.expect("cache");
         let poisoned = |p: usize| {
-            // SAFETY: `p` is an object of `c`, of SIZE bytes, in a live slab only this
-            // test uses (free or not: a poisoned cache's slabs stay while it lives).
+            // SAFETY: `p` is an object of `c`, of SIZE bytes, in a slab that `keep` (below)
+            // keeps from being given back; only this test uses the cache.
             let b = unsafe { core::slice::from_raw_parts(p as *const u8, SIZE) };
             b[..SIZE - 1].iter().all(|&x| x == POISON_FREE) && b[SIZE - 1] == POISON_END
         };
+        // Two objects of the cache's first slab (a new cache's first two allocations):
+        // `keep` stays allocated, so that the slab is not empty when `p` is freed and read.
+        assert!(c.layout().objects >= 2);
+        let keep = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         let p = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         assert!(poisoned(p));
+        // Written over, then freed: poisoned again, not zeroed.
+        // SAFETY: a live object of SIZE bytes.
+        unsafe { core::ptr::write_bytes(p as *mut u8, 0xaa, SIZE) };
         free(&c, p);
         assert!(poisoned(p));
+        free(&c, keep);
         assert_eq!(errors(&c), 0);
         assert!(c.destroy().is_ok());
     }
