@@ -378,6 +378,17 @@ if [ -n "${RSLUB_VERDICTS:-}" ] && [ -f "$rundir/verdict.json" ]; then
 	mkdir -p "$RSLUB_VERDICTS"
 	cp "$rundir/verdict.json" "$RSLUB_VERDICTS/$(date +%s%N).json"
 fi
+# A failed run's logs outlive the next run's start (which removes every test.*): a copy
+# in failed/ (the newest ten), without the modules' tree.
+if [ "$status" -ne 0 ]; then
+	kept="$RSLUB_CACHE/failed/$(date +%Y%m%d-%H%M%S)-${rundir##*/}"
+	mkdir -p "$kept"
+	for f in "$rundir"/*; do
+		[ "${f##*/}" = modtree ] || cp -r "$f" "$kept/"
+	done
+	log "this failed run's logs are kept in $kept"
+	ls -1d "$RSLUB_CACHE"/failed/* | head -n -10 | xargs -r rm -rf
+fi
 # UPDATE_README=1: a green run writes its count into README.md (produced, not typed).
 if [ "$status" -eq 0 ] && [ "${UPDATE_README:-0}" = 1 ]; then
 	python3 "$RSLUB_TOP/scripts/readme_count.py" "$RSLUB_TOP/README.md" "$rundir" "$where"
