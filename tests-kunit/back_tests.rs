@@ -23,8 +23,8 @@ mod tests {
         inject::{self, Point},
         shim,
         test_shim::{
-            check_object_size, direct_alloc, direct_alloc_node, direct_count, direct_free,
-            direct_kfree, direct_param, direct_sites_patched, direct_state, dr_alloc,
+            bulk_count, check_object_size, direct_alloc, direct_alloc_node, direct_count,
+            direct_free, direct_kfree, direct_param, direct_sites_patched, direct_state, dr_alloc,
             expect_reports, is_vmalloc, kc_drop_reference, kfree, kfree_bulk, kfree_rcu_head,
             kfree_rcu_headless, kfree_rcu_inner, kfree_rcu_nolock_inner,
             kfree_rcu_nolock_inner_raw_locked, kmalloc, kmem_cache_charge, krealloc, ksize,
@@ -525,6 +525,42 @@ mod tests {
         // Unbacking waits for what rslub holds for kfree_rcu(): nothing is left.
         assert_eq!(back::unback(handle(&kc)), Ok(0));
         assert_eq!(back::release_drained(), 0);
+        assert_eq!(back::backings(), base);
+    }
+
+    /// `kmem_cache_free_bulk()` given a cache none of whose objects is rslub's goes to the
+    /// kernel without a look at each object (`rslub_bulk_caches[]`): a cache counts there
+    /// from its backing until its rslub cache has drained, so rslub's objects of a cache
+    /// unbacked meanwhile, given in bulk with the kernel's, still reach rslub.
+    #[test]
+    fn bulk_frees_of_a_draining_cache_still_reach_rslub() {
+        let base = back::backings();
+        let kc =
+            KernelCache::create(c"rslub_test_kc_bulk_drain", SIZE, 0, 0, None).expect("kmem_cache");
+        // Another cache of the same hash may count already.
+        let before = bulk_count(&kc);
+        back::back(handle(&kc)).expect("back");
+        assert_eq!(bulk_count(&kc), before + 1);
+        let mut mine = [0usize; 8];
+        assert!(kc.alloc_bulk(Gfp::KERNEL, &mut mine));
+        assert!(mine.iter().all(|&p| rslub_owns(p)));
+        assert_eq!(back::unback(handle(&kc)), Ok(8));
+        // Draining: its bulk frees still look at their objects.
+        assert_eq!(bulk_count(&kc), before + 1);
+        let theirs = [kc.alloc(Gfp::KERNEL), kc.alloc(Gfp::KERNEL)];
+        assert!(theirs.iter().all(|&p| p != 0 && !rslub_owns(p)));
+        let mut mixed = [
+            mine[0], theirs[0], mine[1], mine[2], mine[3], theirs[1], mine[4], mine[5],
+        ];
+        // SAFETY: Live objects of `kc`, each freed once (rslub's by this call or below).
+        unsafe { kc.free_bulk(&mut mixed) };
+        assert_eq!(back::release_drained(), 1);
+        assert_eq!(bulk_count(&kc), before + 1);
+        // SAFETY: As above.
+        unsafe { kc.free_bulk(&mut mine[6..]) };
+        // Nothing left: destroyed, and no longer counted.
+        assert_eq!(back::release_drained(), 0);
+        assert_eq!(bulk_count(&kc), before);
         assert_eq!(back::backings(), base);
     }
 

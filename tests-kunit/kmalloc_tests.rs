@@ -20,9 +20,10 @@ mod tests {
         inject::{install, Point},
         test_shim::{
             defer, direct_param, direct_sites_patched, direct_state, is_vmalloc, kfree, kmalloc,
-            kmalloc_512_node, kmalloc_64, kmalloc_cache, kmalloc_node, kmalloc_size_roundup,
-            kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc, kvrealloc, memcg,
-            meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok, KernelCache, Thread,
+            kmalloc_512_node, kmalloc_64, kmalloc_64_bulk_count, kmalloc_64_free_bulk,
+            kmalloc_cache, kmalloc_node, kmalloc_size_roundup, kmalloc_track_caller, krealloc,
+            ksize, kvfree, kvmalloc, kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page,
+            read_file, sendpage_ok, KernelCache, Thread,
         },
     };
     use core::{
@@ -168,6 +169,31 @@ mod tests {
             }
         }
         assert!(classes_balanced());
+    }
+
+    /// kmalloc's own caches may hold rslub's objects while the classes serve
+    /// (`rslub_bulk_caches[]`): such objects given to `kmem_cache_free_bulk()` with the
+    /// kernel's cache, mixed with the kernel's own, reach their class; once the classes
+    /// stop, the cache no longer counts.
+    #[test]
+    fn bulk_frees_given_kmallocs_own_cache_reach_the_classes() {
+        let before = kmalloc_64_bulk_count();
+        // The kernel's objects, from before the classes serve.
+        let theirs = [kmalloc(64, Gfp::KERNEL), kmalloc(64, Gfp::KERNEL)];
+        assert!(theirs.iter().all(|&p| p != 0 && owner(p).is_none()));
+        let m = KmallocMode::start();
+        assert!(kmalloc_64_bulk_count() > before);
+        let mut v = [0usize; 6];
+        for p in v.iter_mut() {
+            *p = kmalloc(64, Gfp::KERNEL);
+            assert!(owned_by(*p, "", 64));
+        }
+        let mut mixed = [v[0], theirs[0], v[1], v[2], theirs[1], v[3], v[4], v[5]];
+        // SAFETY: Live objects of kmalloc-64 (the kernel's or its class's), freed once.
+        unsafe { kmalloc_64_free_bulk(&mut mixed) };
+        assert!(classes_balanced());
+        drop(m);
+        assert_eq!(kmalloc_64_bulk_count(), before);
     }
 
     /// DMA, large, empty and (with memory cgroups) accounted requests stay the kernel's.

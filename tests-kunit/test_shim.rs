@@ -192,6 +192,12 @@ mod ffi {
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_first(kc: *mut kernel::bindings::kmem_cache) -> bool;
         #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_bulk_count(
+            kc: *mut kernel::bindings::kmem_cache,
+        ) -> core::ffi::c_uint;
+        #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_kmalloc_64_free_bulk(n: usize, p: *mut *mut c_void);
+        #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_hold(kc: *mut kernel::bindings::kmem_cache) -> usize;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_put(slot: usize);
@@ -1405,6 +1411,34 @@ pub(crate) fn slot_of(kc: &KernelCache) -> usize {
 pub(crate) fn slot_first(kc: &KernelCache) -> bool {
     // SAFETY: A live cache.
     unsafe { ffi::rslub_test_slot_first(kc.raw().as_ptr()) }
+}
+
+/// How many caches of `kc`'s hash may hold rslub's objects, for `kmem_cache_free_bulk()`'s
+/// quick test (`rslub_bulk_caches[]`, rust/back/hook.c): a bulk free given a cache whose
+/// count is 0 goes to the kernel without a look at its objects.
+#[cfg(rslub_inject)]
+pub(crate) fn bulk_count(kc: &KernelCache) -> u32 {
+    // SAFETY: A live cache.
+    unsafe { ffi::rslub_test_bulk_count(kc.raw().as_ptr()) }
+}
+
+/// [`bulk_count`] of kmalloc's own cache of 64 bytes.
+#[cfg(rslub_inject)]
+pub(crate) fn kmalloc_64_bulk_count() -> u32 {
+    // SAFETY: No cache: the function takes kmalloc's, which lives as long as the kernel.
+    unsafe { ffi::rslub_test_bulk_count(core::ptr::null_mut()) }
+}
+
+/// `kmem_cache_free_bulk()` given kmalloc's own cache of 64 bytes.
+///
+/// # Safety
+///
+/// Each object is a live object of that cache (or of its class, where rslub serves
+/// kmalloc), freed once.
+#[cfg(rslub_inject)]
+pub(crate) unsafe fn kmalloc_64_free_bulk(objs: &mut [usize]) {
+    // SAFETY: The caller's guarantee.
+    unsafe { ffi::rslub_test_kmalloc_64_free_bulk(objs.len(), objs.as_mut_ptr().cast()) }
 }
 
 /// A slot of the backing index held as a replacement holds it while it allocates: its

@@ -32,6 +32,9 @@
  *    (page_slab()'s type, the arena of shadows), which rslub's own objects always take.
  *    Anything outside the direct map (NULL, ZERO_SIZE_PTR, vmalloc) is the kernel's
  *    after 4.
+ *  - kmem_cache_free_bulk: a cache none of whose objects is rslub's (a count by its
+ *    hash, hook.c's rslub_bulk_caches[]) at once: 7; kfree_bulk() (no cache) and the
+ *    others, each object's page in turn (below).
  *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
  *    first place in the index of backed caches is empty is not backed (below): 11. Its
  *    own slot there goes to the replacement, which checks it again (11 too); each other
@@ -186,7 +189,8 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree, kvfree, %rdi, rslub_free_owned_on, 
 	kfree + RSLUB_SITE_END, head
 /* kvfree_call_rcu(head, ptr), kfree_call_rcu_nolock(head, ptr): ptr may be vmalloc's. */
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_kvfree_rcu, kvfree_call_rcu, %rsi, rslub_r_kvfree_call_rcu
-RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree_rcu_nolock, kfree_call_rcu_nolock, %rsi, rslub_r_kfree_call_rcu_nolock
+RSLUB_OBJECT_TRAMPOLINE rslub_direct_kfree_rcu_nolock, kfree_call_rcu_nolock, %rsi, \
+	rslub_r_kfree_call_rcu_nolock
 #ifdef CONFIG_HARDENED_USERCOPY
 /* __check_object_size(ptr, n, to_user): any kernel address. */
 RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_r_check_object_size
@@ -202,10 +206,11 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
  * off; the bulk allocation holds it by its counts: hook.c, rslub_dr_alloc*()); charged
  * flags go to the kernel's function. An empty entry is the kernel's unless names are
  * watched or caches sighted; these and a chain that does not end (a buffer rebuilt under
- * a preempted task, again and again) ask C first, and go to \repl, which looks the cache up, or to the kernel's
- * function past its call site (its caller's return address on the stack, as for every
- * call the kernel serves). The question saves the function's \nargs argument registers
- * (4 at most) around it, and passes it the cache and the flags. Clobbers %r11 too.
+ * a preempted task, again and again) ask C first, and go to \repl, which looks the
+ * cache up, or to the kernel's function past its call site (its caller's return address
+ * on the stack, as for every call the kernel serves). The question saves the function's
+ * \nargs argument registers (4 at most) around it, and passes it the cache and the
+ * flags. Clobbers %r11 too.
  */
 .macro RSLUB_ALLOC_TRAMPOLINE name:req, fn:req, repl:req, direct:req, gfp:req, nargs:req, slot:req
 SYM_FUNC_START(\name)
@@ -278,15 +283,26 @@ RSLUB_THUNK kmem_cache_alloc_lru_noprof
 RSLUB_THUNK kmem_cache_alloc_bulk_noprof
 
 /*
- * kmem_cache_free_bulk(s, size, p) and kfree_bulk(): the first part of RSLUB_OWN_SLAB's
- * test on each object in turn (13 instructions an object of the kernel's slabs, 5 more
- * on a tail page); an array of the kernel's objects alone goes to the kernel's function,
- * one that may hold an rslub object to rslub_r_free_bulk(), which sorts it into runs
- * (rslub's to rslub's bulk free, the kernel's to the kernel's function). Clobbers %r8,
- * %r9 and %r11 too, argument registers the function does not take.
+ * kmem_cache_free_bulk(s, size, p) and kfree_bulk(): a cache that holds no object of
+ * rslub's (its count in rslub_bulk_caches[] is 0: hook.c) goes to the kernel's function
+ * after 6 instructions. Otherwise (and for kfree_bulk(), whose s is NULL), the first part
+ * of RSLUB_OWN_SLAB's test on each object in turn (13 instructions an object of the
+ * kernel's slabs, 5 more on a tail page); an array of the kernel's objects alone goes to
+ * the kernel's function, one that may hold an rslub object to rslub_r_free_bulk(), which
+ * sorts it into runs (rslub's to rslub's bulk free, the kernel's to the kernel's
+ * function). Clobbers %r8, %r9 and %r11 too, argument registers the function does not
+ * take.
  */
 SYM_FUNC_START(rslub_direct_free_bulk)
 	ANNOTATE_NOENDBR
+	testq	%rdi, %rdi
+	jz	.Lfree_bulk_scan		/* kfree_bulk(): objects of any cache */
+	movabsq	$RSLUB_GOLDEN_RATIO_64, %rax	/* hash_ptr(s, RSLUB_INDEX_BITS) */
+	imulq	%rdi, %rax
+	shrq	$(64 - RSLUB_INDEX_BITS), %rax
+	cmpl	$0, rslub_bulk_caches(, %rax, 4)
+	je	kmem_cache_free_bulk + RSLUB_SITE_END
+.Lfree_bulk_scan:
 	leaq	(%rdx, %rsi, 8), %r9		/* the end of the array */
 	movq	%rdx, %r11
 .Lfree_bulk_next:

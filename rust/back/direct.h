@@ -58,6 +58,7 @@ extern unsigned long rslub_direct_map_bytes;
 extern const u32 rslub_kmalloc_not_normal, rslub_kmalloc_never;
 extern u8 rslub_kmalloc_index[RSLUB_KMALLOC_MAX_CACHE_SIZE / 8];
 extern const unsigned long rslub_alloc_charged;
+extern u32 rslub_bulk_caches[RSLUB_INDEX_SIZE];
 
 /*
  * The trampolines' questions, where their quick test cannot decide: whether the call

@@ -47,26 +47,21 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast(
     gfp: c_uint,
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
-    let cache = unsafe { cache(rc) };
-    let gfp = cache.with_clears(Gfp::from_raw(gfp));
-    if gfp.any(Gfp::CLEARS) {
-        // SAFETY: This function's own arguments (caller), `gfp` as it takes them.
-        return unsafe { alloc_clearing(rc, gfp.raw(), s) };
+    // SAFETY: The caller's guarantees; the clearing path takes this function's arguments,
+    // the miss `rslub_dr_alloc()`'s, each with the flags it is handed.
+    unsafe {
+        fast(
+            rc,
+            gfp,
+            NO_NODE,
+            |gfp| alloc_clearing(rc, gfp, s),
+            |gfp| rslub_dr_alloc_miss(s, gfp),
+        )
     }
-    // The caller's flags: the test fell through.
-    let gfp = gfp.raw();
-    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), NO_NODE);
-    if !object.is_null() {
-        return object.cast();
-    }
-    // SAFETY: With preemption off, `rslub_dr_alloc()`'s own arguments (caller).
-    unsafe { rslub_dr_alloc_miss(s, gfp) }
 }
 
 /// [`rslub_backed_alloc_fast`] for an allocation that clears something, `gfp` with the
-/// cache's clearing bits in it ([`CacheCore::with_clears`]); its miss is given them
-/// without rslub's own mark ([`CacheCore::without_mark`]).
+/// cache's clearing bits in it ([`CacheCore::with_clears`]).
 ///
 /// # Safety
 ///
@@ -78,16 +73,8 @@ unsafe fn alloc_clearing(
     gfp: c_uint,
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
-    let cache = unsafe { cache(rc) };
-    let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
-    if !object.is_null() {
-        return object.cast();
-    }
-    let gfp = cache.without_mark(Gfp::from_raw(gfp)).raw();
-    // SAFETY: With preemption off, `rslub_dr_alloc()`'s own arguments (caller), the flags with
-    // at most the cache's own `__GFP_ZERO` added.
-    unsafe { rslub_dr_alloc_miss(s, gfp) }
+    // SAFETY: The caller's guarantees; the miss takes `rslub_dr_alloc()`'s arguments.
+    unsafe { clearing(rc, gfp, NO_NODE, |gfp| rslub_dr_alloc_miss(s, gfp)) }
 }
 
 /// [`rslub_backed_alloc_fast`] for `kmem_cache_alloc_lru()` (`lru` goes to its miss).
@@ -102,21 +89,16 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_lru(
     s: *mut bindings::kmem_cache,
     lru: *mut bindings::list_lru,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
-    let cache = unsafe { cache(rc) };
-    let gfp = cache.with_clears(Gfp::from_raw(gfp));
-    if gfp.any(Gfp::CLEARS) {
-        // SAFETY: This function's own arguments (caller), `gfp` as it takes them.
-        return unsafe { alloc_lru_clearing(rc, gfp.raw(), s, lru) };
+    // SAFETY: As in `rslub_backed_alloc_fast`, with `rslub_dr_alloc_lru()`'s arguments.
+    unsafe {
+        fast(
+            rc,
+            gfp,
+            NO_NODE,
+            |gfp| alloc_lru_clearing(rc, gfp, s, lru),
+            |gfp| rslub_dr_alloc_lru_miss(s, lru, gfp),
+        )
     }
-    // The caller's flags: the test fell through.
-    let gfp = gfp.raw();
-    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), NO_NODE);
-    if !object.is_null() {
-        return object.cast();
-    }
-    // SAFETY: With preemption off, `rslub_dr_alloc_lru()`'s own arguments (caller).
-    unsafe { rslub_dr_alloc_lru_miss(s, lru, gfp) }
 }
 
 /// [`rslub_backed_alloc_fast_lru`] for an allocation that clears something, `gfp` as
@@ -133,16 +115,8 @@ unsafe fn alloc_lru_clearing(
     s: *mut bindings::kmem_cache,
     lru: *mut bindings::list_lru,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
-    let cache = unsafe { cache(rc) };
-    let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), NO_NODE);
-    if !object.is_null() {
-        return object.cast();
-    }
-    let gfp = cache.without_mark(Gfp::from_raw(gfp)).raw();
-    // SAFETY: With preemption off, `rslub_dr_alloc_lru()`'s own arguments (caller), the flags with
-    // at most the cache's own `__GFP_ZERO` added.
-    unsafe { rslub_dr_alloc_lru_miss(s, lru, gfp) }
+    // SAFETY: As in `alloc_clearing`, with `rslub_dr_alloc_lru()`'s arguments.
+    unsafe { clearing(rc, gfp, NO_NODE, |gfp| rslub_dr_alloc_lru_miss(s, lru, gfp)) }
 }
 
 /// [`rslub_backed_alloc_fast`] on `node` (`NUMA_NO_NODE`: any).
@@ -157,21 +131,16 @@ pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_node(
     node: c_int,
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
-    let cache = unsafe { cache(rc) };
-    let gfp = cache.with_clears(Gfp::from_raw(gfp));
-    if gfp.any(Gfp::CLEARS) {
-        // SAFETY: This function's own arguments (caller), `gfp` as it takes them.
-        return unsafe { alloc_node_clearing(rc, gfp.raw(), node, s) };
+    // SAFETY: As in `rslub_backed_alloc_fast`, with `rslub_dr_alloc_node()`'s arguments.
+    unsafe {
+        fast(
+            rc,
+            gfp,
+            node,
+            |gfp| alloc_node_clearing(rc, gfp, node, s),
+            |gfp| rslub_dr_alloc_node_miss(s, gfp, node),
+        )
     }
-    // The caller's flags: the test fell through.
-    let gfp = gfp.raw();
-    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), node);
-    if !object.is_null() {
-        return object.cast();
-    }
-    // SAFETY: With preemption off, `rslub_dr_alloc_node()`'s own arguments (caller).
-    unsafe { rslub_dr_alloc_node_miss(s, gfp, node) }
 }
 
 /// [`rslub_backed_alloc_fast_node`] for an allocation that clears something, `gfp` as
@@ -188,16 +157,64 @@ unsafe fn alloc_node_clearing(
     node: c_int,
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
+    // SAFETY: As in `alloc_clearing`, with `rslub_dr_alloc_node()`'s arguments.
+    unsafe { clearing(rc, gfp, node, |gfp| rslub_dr_alloc_node_miss(s, gfp, node)) }
+}
+
+/// The body of every entry point above: the fast path of `rc` on `node` with the caller's
+/// `gfp`, else `miss(gfp)`; an allocation that clears something goes to `clearing` at
+/// once, given `gfp` with the cache's clearing bits ([`CacheCore::with_clears`]). Both
+/// calls are tail calls once inlined.
+///
+/// # Safety
+///
+/// `rc` must be live until preemption is back on (preemption off, as the entry points
+/// say); `clearing` and `miss` must be callable in that context.
+#[inline(always)]
+unsafe fn fast(
+    rc: *mut c_void,
+    gfp: c_uint,
+    node: c_int,
+    clearing: impl FnOnce(c_uint) -> *mut c_void,
+    miss: impl FnOnce(c_uint) -> *mut c_void,
+) -> *mut c_void {
+    // SAFETY: `rc` is live until preemption is back on (caller).
+    let cache = unsafe { cache(rc) };
+    let gfp = cache.with_clears(Gfp::from_raw(gfp));
+    if gfp.any(Gfp::CLEARS) {
+        return clearing(gfp.raw());
+    }
+    // The caller's flags: the test fell through.
+    let gfp = gfp.raw();
+    let object = cache.alloc_fast_only(Gfp::from_raw(gfp), node);
+    if !object.is_null() {
+        return object.cast();
+    }
+    miss(gfp)
+}
+
+/// The body of the clearing functions above: the clearing fast path of `rc` on `node`,
+/// `gfp` with the cache's clearing bits in it, else `miss` given them without rslub's own
+/// mark ([`CacheCore::without_mark`]), at most the cache's own `__GFP_ZERO` added to the
+/// caller's.
+///
+/// # Safety
+///
+/// As for [`fast`].
+#[inline(always)]
+unsafe fn clearing(
+    rc: *mut c_void,
+    gfp: c_uint,
+    node: c_int,
+    miss: impl FnOnce(c_uint) -> *mut c_void,
+) -> *mut c_void {
     // SAFETY: `rc` is live until preemption is back on (caller).
     let cache = unsafe { cache(rc) };
     let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), node);
     if !object.is_null() {
         return object.cast();
     }
-    let gfp = cache.without_mark(Gfp::from_raw(gfp)).raw();
-    // SAFETY: With preemption off, `rslub_dr_alloc_node()`'s own arguments (caller), the flags with
-    // at most the cache's own `__GFP_ZERO` added.
-    unsafe { rslub_dr_alloc_node_miss(s, gfp, node) }
+    miss(cache.without_mark(Gfp::from_raw(gfp)).raw())
 }
 
 /// The rslub cache `rc`.

@@ -78,6 +78,7 @@ void rslub_hook_quiesce(void);
 void rslub_rcu_barrier(void);
 int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n);
 void *rslub_hook_unback(struct kmem_cache *kc);
+void rslub_hook_drained(struct kmem_cache *kc);
 void rslub_kc_info(struct kmem_cache *kc, unsigned int *size, unsigned int *align,
 		   void (**ctor)(void *), unsigned long *flags, const char **name);
 const char *rslub_kc_refusal(struct kmem_cache *kc);
@@ -96,6 +97,8 @@ bool rslub_kmalloc_failed_served(void);
 void rslub_kmalloc_kv_vmalloc(bool on);
 void *rslub_test_slot_of(struct kmem_cache *kc);
 bool rslub_test_slot_first(struct kmem_cache *kc);
+unsigned int rslub_test_bulk_count(struct kmem_cache *kc);
+void rslub_test_kmalloc_64_free_bulk(size_t n, void **p);
 void *rslub_test_slot_hold(struct kmem_cache *kc);
 void rslub_test_slot_put(void *b);
 void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint);
@@ -182,11 +185,44 @@ static struct rslub_backing *rslub_index_buf[2][RSLUB_INDEX_SIZE];
 struct rslub_backing **rslub_index = rslub_index_buf[0];
 
 /*
+ * The caches whose objects rslub may hold, for kmem_cache_free_bulk()'s quick test: a
+ * count, by hash_ptr(kc, RSLUB_INDEX_BITS), of the caches backed or draining (from
+ * rslub_hook_back() to rslub_hook_drained()) and of the kmalloc caches whose classes
+ * serve (rslub_hook_kmalloc() to rslub_unhook_kmalloc()). A cache whose count is 0 has no
+ * object of rslub's: its bulk free goes to the kernel at once, with no look at each
+ * object's page (another cache of the same hash costs only that look). The test trusts
+ * the cache it is given, as the kernel's build_detached_freelist() does.
+ *
+ * Written under rslub_backed_lock. A count goes up before the cache's slot is published
+ * (release), so before rslub can allocate any object of it, and down only once rslub
+ * holds none: a caller freeing an object of rslub's got it after the count went up and
+ * before it can go down. Not static: the trampoline reads it (direct.S).
+ */
+u32 rslub_bulk_caches[RSLUB_INDEX_SIZE];
+
+/* Whether kmem_cache_free_bulk(@s, ...) may be given an object of rslub's. */
+static __always_inline bool rslub_bulk_may_hold(struct kmem_cache *s)
+{
+	/* kfree_bulk(): objects of any cache. */
+	return !s || READ_ONCE(rslub_bulk_caches[hash_ptr(s, RSLUB_INDEX_BITS)]);
+}
+
+/* Counts @kc in rslub_bulk_caches[] (@delta 1) or stops counting it (-1); under the lock. */
+static void rslub_bulk_count(struct kmem_cache *kc, int delta)
+{
+	u32 *c = &rslub_bulk_caches[hash_ptr(kc, RSLUB_INDEX_BITS)];
+
+	lockdep_assert_held(&rslub_backed_lock);
+	WARN_ON_ONCE(delta < 0 && !*c);
+	WRITE_ONCE(*c, *c + delta);
+}
+
+/*
  * Names waiting to be seen: a cache can only be found by name when it allocates (the
  * kernel's list of caches is not exported), so the allocation handler compares names
  * while any is watched: a cache's own name, or its name in /sys/kernel/slab (a merged
- * cache's, see rslub_kc_sysfs_id()). Written under rslub_backed_lock, read in the handler (preemption
- * off: rslub_hook_unwatch() waits for it with synchronize_rcu()).
+ * cache's, see rslub_kc_sysfs_id()). Written under rslub_backed_lock, read in the
+ * handler (preemption off: rslub_hook_unwatch() waits for it with synchronize_rcu()).
  */
 #define RSLUB_MAX_WATCHED 16
 static const char *rslub_watched[RSLUB_MAX_WATCHED];
@@ -538,9 +574,9 @@ static bool rslub_slot_held(const struct rslub_backing *b)
 /*
  * The rslub cache owning @x if @x is on a slab page whose cache is one of rslub's shadows
  * (rust/slab_page.c), and in @outside (unless NULL) the bits of an address outside @x's
- * slab when @x is on one: a slab is a naturally aligned block of PAGE_SIZE << order bytes, so an address
- * that differs from @x only below them is in the same slab and has the same owner. NULL
- * for the kernel's slabs, large kmallocs and anything else.
+ * slab when @x is on one: a slab is a naturally aligned block of PAGE_SIZE << order
+ * bytes, so an address that differs from @x only below them is in the same slab and has
+ * the same owner. NULL for the kernel's slabs, large kmallocs and anything else.
  */
 static __always_inline void *rslub_foreign_slab(const void *x, unsigned long *outside)
 {
@@ -1151,7 +1187,8 @@ static __always_inline unsigned long rslub_target(unsigned long ip, struct ftrac
 	if (RSLUB_AT(ip, kmem_cache_alloc_bulk_noprof))
 		return RSLUB_TO(alloc && rslub_alloc_backed(ARGP(0), ARG(1)), rslub_r_alloc_bulk);
 	if (RSLUB_AT(ip, kmem_cache_free_bulk))
-		return RSLUB_TO(rslub_any_foreign(ARG(1), ARGP(2)), rslub_r_free_bulk);
+		return RSLUB_TO(rslub_bulk_may_hold(ARGP(0)) && rslub_any_foreign(ARG(1), ARGP(2)),
+				rslub_r_free_bulk);
 	if (RSLUB_AT(ip, kvfree_call_rcu))
 		return RSLUB_TO(rslub_foreign_kv(ARGP(1)), rslub_r_kvfree_call_rcu);
 	if (RSLUB_AT(ip, kfree_call_rcu_nolock))
@@ -1279,7 +1316,8 @@ static __always_inline unsigned int rslub_kmalloc_index_of(size_t size)
  * charged). Read by the kmalloc trampolines (direct.S).
  */
 const u32 rslub_kmalloc_not_normal = (__force u32)KMALLOC_NOT_NORMAL_BITS;
-const u32 rslub_kmalloc_never = (__force u32)(__GFP_DMA | (IS_ENABLED(CONFIG_MEMCG) ? __GFP_ACCOUNT : 0));
+const u32 rslub_kmalloc_never =
+	(__force u32)(__GFP_DMA | (IS_ENABLED(CONFIG_MEMCG) ? __GFP_ACCOUNT : 0));
 
 #ifdef RSLUB_INJECT
 /*
@@ -1837,14 +1875,18 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
 	 * then and give every call to the kernel. A start that fails above has served no
 	 * object from the classes its caller is about to destroy.
 	 */
+	mutex_lock(&rslub_backed_lock);
 	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
 		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
 			for (j = 0; j < n; j++) {
-				if (kmalloc_caches[t][i] == kc[j])
-					WRITE_ONCE(rslub_kmalloc_rc[t][i], rc[j]);
+				if (kmalloc_caches[t][i] != kc[j])
+					continue;
+				rslub_bulk_count(kc[j], 1);
+				WRITE_ONCE(rslub_kmalloc_rc[t][i], rc[j]);
 			}
 		}
 	}
+	mutex_unlock(&rslub_backed_lock);
 	return 0;
 }
 
@@ -1854,10 +1896,20 @@ int rslub_hook_kmalloc(struct kmem_cache *const *kc, void *const *rc, int n)
  */
 void rslub_unhook_kmalloc(void)
 {
+	int t, i;
+
 	if (!rslub_kmalloc_direct_unregister()) {
 		unregister_ftrace_function(&rslub_kmalloc_ops);
 		ftrace_free_filter(&rslub_kmalloc_ops);
 	}
+	mutex_lock(&rslub_backed_lock);
+	for (t = 0; t < NR_KMALLOC_TYPES; t++) {
+		for (i = 0; i <= KMALLOC_SHIFT_HIGH; i++) {
+			if (rslub_kmalloc_rc[t][i])
+				rslub_bulk_count(kmalloc_caches[t][i], -1);
+		}
+	}
+	mutex_unlock(&rslub_backed_lock);
 	memset(rslub_kmalloc_rc, 0, sizeof(rslub_kmalloc_rc));
 }
 
@@ -1884,6 +1936,23 @@ void *rslub_test_slot_of(struct kmem_cache *kc)
 	b = rslub_lookup(kc);
 	rcu_read_unlock();
 	return b;
+}
+
+/*
+ * Test-only: how many caches of @kc's hash may hold rslub's objects (rslub_bulk_caches[]);
+ * @kc NULL: kmalloc's own cache of 64 bytes (KMALLOC_NORMAL).
+ */
+unsigned int rslub_test_bulk_count(struct kmem_cache *kc)
+{
+	if (!kc)
+		kc = kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(64)];
+	return READ_ONCE(rslub_bulk_caches[hash_ptr(kc, RSLUB_INDEX_BITS)]);
+}
+
+/* Test-only: kmem_cache_free_bulk() given kmalloc's own cache of 64 bytes. */
+void rslub_test_kmalloc_64_free_bulk(size_t n, void **p)
+{
+	kmem_cache_free_bulk(kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(64)], n, p);
 }
 
 /* Test-only: whether @kc's slot is at its first place in the index (no probe further). */
@@ -2574,7 +2643,8 @@ void rslub_hook_quiesce(void)
 	/*
 	 * After a failed load the loader frees the module whatever its count: a replacement
 	 * still sleeping with its own reference (the kernel's function for a cache unbacked
-	 * meanwhile, a destroy of a cache found by name) must return first. After rmmod the count is 0 already.
+	 * meanwhile, a destroy of a cache found by name) must return first. After rmmod the
+	 * count is 0 already.
 	 */
 	while (atomic_read(&rslub_holding))
 		msleep(1);
@@ -2628,6 +2698,7 @@ int rslub_hook_back(struct kmem_cache *const *kc, void *const *rc, int n)
 		if (!rslub_slot_free(&rslub_backed[i]))
 			continue;
 		WRITE_ONCE(rslub_backed[i].rc, rc[j]);
+		rslub_bulk_count(kc[j], 1);
 		smp_store_release(&rslub_backed[i].kc, kc[j]);
 		rslub_index_add(rslub_index, &rslub_backed[i]);
 		j++;
@@ -2681,6 +2752,17 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 	}
 	mutex_unlock(&rslub_backed_lock);
 	return rc;
+}
+
+/*
+ * @kc, unbacked, has no object of rslub's left, nor ever will: its bulk frees may go to
+ * the kernel at once (rslub_bulk_caches[]). @kc may be gone: only its address is used.
+ */
+void rslub_hook_drained(struct kmem_cache *kc)
+{
+	mutex_lock(&rslub_backed_lock);
+	rslub_bulk_count(kc, -1);
+	mutex_unlock(&rslub_backed_lock);
 }
 
 /* What rslub needs of a kernel cache to serve it. */

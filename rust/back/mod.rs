@@ -6,8 +6,9 @@
 //!
 //! `rust/back/hook.c` redirects the kmem_cache entry points with ftrace: allocations from a
 //! backed cache go to its rslub cache; a free of an object on a slab page whose cache is
-//! one of rslub's shadows ([`crate::mm::owner_of`]) goes to the rslub cache that owns it. Objects keep going back where they came from, whatever the
-//! backing is when they are freed.
+//! one of rslub's shadows ([`crate::mm::owner_of`]) goes to the rslub cache that owns it.
+//! Objects keep going back where they came from, whatever the backing is when they are
+//! freed.
 //!
 //! Unbacking stops new allocations at once. The rslub cache stays, *draining*, until its
 //! last object is freed; then [`release_drained`] destroys it. The ftrace hooks are
@@ -48,6 +49,7 @@ mod ffi {
             n: c_int,
         ) -> c_int;
         pub(super) fn rslub_hook_unback(kc: *mut bindings::kmem_cache) -> *mut c_void;
+        pub(super) fn rslub_hook_drained(kc: *mut bindings::kmem_cache);
         pub(super) fn rslub_kc_info(
             kc: *mut bindings::kmem_cache,
             size: *mut c_uint,
@@ -798,8 +800,7 @@ fn unback_locked(st: &mut State, kc: KmemCache) -> Result<u64> {
     let live = live_objects(&st.list[i].cache);
     if live == 0 {
         if let Ok(b) = st.list.remove(i) {
-            // No object left and no hook can reach it: nothing refers to it.
-            let _ = b.cache.destroy();
+            drained(b);
         }
     }
     unhook_if_idle(st);
@@ -842,8 +843,7 @@ fn release_drained_locked(st: &mut State) -> usize {
         let b = &st.list[i];
         if b.draining && live_objects(&b.cache) == 0 {
             if let Ok(b) = st.list.remove(i) {
-                // No object left and no hook can reach it: nothing refers to it.
-                let _ = b.cache.destroy();
+                drained(b);
             }
             continue;
         }
@@ -851,6 +851,15 @@ fn release_drained_locked(st: &mut State) -> usize {
     }
     unhook_if_idle(st);
     st.list.iter().filter(|b| b.draining).count()
+}
+
+/// Ends `b`, unbacked and out of the list, whose rslub cache holds no object any more.
+fn drained(b: Backing) {
+    // SAFETY: `b.kc` is unbacked and none of its objects is rslub's: its bulk frees are
+    // the kernel's. Only its address is used.
+    unsafe { ffi::rslub_hook_drained(b.kc.as_ptr()) };
+    // No object left and no hook can reach it: nothing refers to it.
+    let _ = b.cache.destroy();
 }
 
 /// Registers the hooks unless they are.

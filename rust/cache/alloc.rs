@@ -155,10 +155,11 @@ impl CacheCore {
 
     /// [`CacheCore::alloc_fast_only`] where the allocation clears something
     /// ([`CacheCore::with_clears`]); `gfp` with the cache's `alloc_clears` in it or not.
-    /// Inlined: its caller is out of line itself, so that the fast path of the others
-    /// saves no register for it (`rust/back/fast.rs`). A caller that makes the test itself
-    /// and calls this for those leaves the other path with no test of its own (the
-    /// compiler folds the second test into the first).
+    /// Inlined, so that a caller may keep it out of its own fast path: `rust/back/fast.rs`
+    /// calls it from cold functions of its own, whose plain path then saves no register
+    /// for it. A caller that makes the test itself and calls this for those leaves the
+    /// other path with no test of its own (the compiler folds the second test into the
+    /// first), as [`CacheCore::alloc_fast_only`] does.
     #[inline(always)]
     pub(crate) fn alloc_fast_only_clearing(&self, gfp: Gfp, node: i32) -> *mut u8 {
         if sanitize::ON {
