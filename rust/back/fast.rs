@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The allocation fast paths of the direct-call replacements (`rust/back/direct.S`,
+//! The fast paths of the direct-call replacements (`rust/back/direct.S`,
 //! `rslub_dr_alloc*()` in `rust/back/hook.c`): a backed cache's allocation, with
 //! preemption off and its slot checked, tries the fast path of its rslub cache alone
 //! ([`CacheCore::alloc_fast_only`]); where that is not enough, it leaves through the
@@ -10,6 +10,11 @@
 //! leaves at once, by a tail call too, for a function of its own that ends in the same
 //! miss: the others' path keeps no register for it. Built with the trampolines only
 //! (`RSLUB_DIRECT`, `rust/back/direct.h`).
+//!
+//! A backed cache's `kmem_cache_free_bulk()` (`rslub_r_free_bulk()`, with preemption
+//! off and the slot checked) goes to its rslub cache's bulk free in one pass, which hands
+//! what is not its own (the kernel's objects, another rslub cache's) back to C one by one,
+//! instead of a pass of C's over the array first ([`rslub_backed_free_bulk`]).
 
 use crate::{
     cache::{CacheCore, NO_NODE},
@@ -31,6 +36,8 @@ extern "C" {
         gfp: c_uint,
         node: c_int,
     ) -> *mut c_void;
+    // A pointer of a backed cache's bulk free that its rslub cache does not own (hook.c).
+    fn rslub_backed_free_foreign(s: *mut bindings::kmem_cache, obj: *mut c_void);
 }
 
 /// The fast path of an allocation from the rslub cache `rc`, which backs the kernel cache
@@ -215,6 +222,33 @@ unsafe fn clearing(
         return object.cast();
     }
     miss(cache.without_mark(Gfp::from_raw(gfp)).raw())
+}
+
+/// `kmem_cache_free_bulk(s, nr, p)` of the kernel cache `s`, which the rslub cache `rc`
+/// backs: the array in one pass of `rc`'s bulk free, each pointer that is not on a slab of
+/// `rc` (the kernel's objects of `s`, from before the backing; another rslub cache's, that
+/// backed `s` before) handed to `rslub_backed_free_foreign(s, obj)` as the pass meets it.
+/// False, with nothing freed, where `rc` looks at each object before it frees it
+/// ([`CacheCore::free_bulk_mixed`]): the caller sorts the array then.
+///
+/// # Safety
+///
+/// Preemption must be off, and a slot must have been seen backing `s` with `rc` since it
+/// was turned off; `p` must hold `nr` pointers, each null or a live object of `s` (whoever
+/// allocated it), given up by the caller.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn rslub_backed_free_bulk(
+    rc: *mut c_void,
+    s: *mut bindings::kmem_cache,
+    nr: usize,
+    p: *mut *mut c_void,
+) -> bool {
+    // SAFETY: `p` holds `nr` pointers (caller), which the free may reorder, as SLUB's.
+    let objects = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
+    // SAFETY: `rc` is live until preemption is back on (caller); every object is of `s`,
+    // so in the direct map, and either `rc`'s or one `rslub_backed_free_foreign()` frees
+    // wherever it belongs (with interrupts off, as any free may be called).
+    unsafe { cache(rc).free_bulk_mixed(objects, |obj| rslub_backed_free_foreign(s, obj.cast())) }
 }
 
 /// The rslub cache `rc`.

@@ -58,6 +58,9 @@ void *rslub_backed_alloc_fast(void *rc, gfp_t gfp, struct kmem_cache *s);
 void *rslub_backed_alloc_fast_lru(void *rc, gfp_t gfp, struct kmem_cache *s,
 				  struct list_lru *lru);
 void *rslub_backed_alloc_fast_node(void *rc, gfp_t gfp, int node, struct kmem_cache *s);
+bool rslub_backed_free_bulk(void *rc, struct kmem_cache *s, size_t nr, void **p);
+/* Called by rust/back/fast.rs. */
+void rslub_backed_free_foreign(struct kmem_cache *s, void *x);
 /* Called by those (rust/back/fast.rs) with preemption off. */
 void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp);
 void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
@@ -971,6 +974,50 @@ void rslub_rcu_barrier(void)
 }
 
 /*
+ * A pointer given to kmem_cache_free_bulk(@s, ...) that @s's rslub cache does not own
+ * (rslub_backed_free_bulk(), rust/back/fast.rs): another rslub cache's object goes to its
+ * owner, the kernel's to the kernel's function (past its call site with direct calls).
+ */
+notrace void rslub_backed_free_foreign(struct kmem_cache *s, void *x)
+{
+	if (rslub_foreign_slab(x, NULL)) {
+		rslub_free_owned(x);
+		return;
+	}
+#ifdef RSLUB_DIRECT
+	if (READ_ONCE(rslub_direct_used)) {
+		rslub_k_kmem_cache_free_bulk(s, 1, &x);
+		return;
+	}
+#endif
+	kmem_cache_free_bulk(s, 1, &x);
+}
+
+/*
+ * kmem_cache_free_bulk(@s, ...) of a backed cache: the whole array to its rslub cache's
+ * bulk free, which hands on what is not its own (rslub_backed_free_foreign()), with
+ * preemption off as the allocation fast path holds its slot (unbacking waits out a grace
+ * period before it takes the rslub cache). False where @s is not backed (draining, say)
+ * or its rslub cache does not take such arrays.
+ */
+static __always_inline bool rslub_free_bulk_backed(struct kmem_cache *s, size_t size, void **p)
+{
+#ifdef RSLUB_DIRECT
+	struct rslub_backing *b;
+	bool done = false;
+
+	preempt_disable();
+	b = rslub_lookup(s);
+	if (b)
+		done = rslub_backed_free_bulk(READ_ONCE(b->rc), s, size, p);
+	preempt_enable();
+	return done;
+#else
+	return false;
+#endif
+}
+
+/*
  * kmem_cache_free_bulk() and kfree_bulk(): each run of consecutive objects of one rslub
  * cache goes to rslub's bulk free (objects of one slab chained, one update per chain, as
  * the cache's profile finds them: 6.12's build_detached_freelist() under the classic
@@ -981,6 +1028,8 @@ notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 {
 	size_t i = 0;
 
+	if (s && rslub_free_bulk_backed(s, size, p))
+		return;
 	while (i < size) {
 		/* Only the exact pointer, if p[i] is on no slab. */
 		unsigned long outside = ~0UL, at = (unsigned long)p[i];

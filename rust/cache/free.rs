@@ -500,21 +500,53 @@ impl CacheCore {
                 self.zero(object);
             }
         }
+        let foreign = |object: *mut u8| self.foreign_free(object);
         match self.profile() {
             // SAFETY: The caller's guarantees pass on.
-            Profile::Classic => unsafe { self.free_detached(objects) },
+            Profile::Classic => unsafe { self.free_detached(objects, foreign) },
             // SAFETY: The caller's guarantees pass on.
-            Profile::Tuned => unsafe { self.free_runs(objects) },
+            Profile::Tuned => unsafe { self.free_runs(objects, foreign) },
         }
     }
 
-    /// [`CacheCore::free_bulk`]'s chains under the tuned profile: runs of consecutive
-    /// objects of one slab.
+    /// [`CacheCore::free_bulk`] of an array that may hold pointers on no slab of this
+    /// cache (a backed cache's `kmem_cache_free_bulk()`: the kernel's objects from before
+    /// the backing, or another rslub cache's that backed it before): each such pointer goes
+    /// to `elsewhere`, one by one, in the same pass (interrupts off), where the free
+    /// would report it. False, with nothing freed, where this cache looks at each object
+    /// before it frees it (debug checks, sanitizers, `init_on_free`): the caller must sort
+    /// the array itself then.
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free_bulk`].
-    unsafe fn free_runs(&self, objects: &[*mut u8]) {
+    /// Each non-null element must be a direct-map address that is either a live object of
+    /// this cache, given up by the caller, or a pointer `elsewhere` may be given (with
+    /// interrupts off).
+    #[inline(always)]
+    pub(crate) unsafe fn free_bulk_mixed(
+        &self,
+        objects: &mut [*mut u8],
+        elsewhere: impl Fn(*mut u8),
+    ) -> bool {
+        if sanitize::ON || self.is_debug() || self.init_on_free {
+            return false;
+        }
+        match self.profile() {
+            // SAFETY: The caller's guarantees; what is not this cache's goes `elsewhere`.
+            Profile::Classic => unsafe { self.free_detached(objects, elsewhere) },
+            // SAFETY: As above.
+            Profile::Tuned => unsafe { self.free_runs(objects, elsewhere) },
+        }
+        true
+    }
+
+    /// [`CacheCore::free_bulk`]'s chains under the tuned profile: runs of consecutive
+    /// objects of one slab. A pointer on no slab of this cache goes to `foreign`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`CacheCore::free_bulk`], or [`CacheCore::free_bulk_mixed`] with `foreign`.
+    unsafe fn free_runs(&self, objects: &[*mut u8], foreign: impl Fn(*mut u8)) {
         let _irq = IrqDisabled::new();
         // Interrupts are off: this CPU's copy is ours. Borrowed anew for each use, as the
         // slow path below takes it too (for the CPU's partial list).
@@ -553,7 +585,7 @@ impl CacheCore {
             }
             // SAFETY: As above.
             let Some(slab) = (unsafe { mm::slab_if_of(first, self.shadow.as_ptr()) }) else {
-                self.foreign_free(first);
+                foreign(first);
                 continue;
             };
             // Chain the run of objects of the same slab in front of `first`: those in its
@@ -581,12 +613,12 @@ impl CacheCore {
     }
 
     /// [`CacheCore::free_bulk`]'s chains under the classic profile: 6.12's
-    /// `build_detached_freelist`.
+    /// `build_detached_freelist`. A pointer on no slab of this cache goes to `foreign`.
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free_bulk`].
-    unsafe fn free_detached(&self, objects: &mut [*mut u8]) {
+    /// As for [`CacheCore::free_bulk`], or [`CacheCore::free_bulk_mixed`] with `foreign`.
+    unsafe fn free_detached(&self, objects: &mut [*mut u8], foreign: impl Fn(*mut u8)) {
         let _irq = IrqDisabled::new();
         // Interrupts are off: this CPU's copy is ours. Borrowed anew for each use, as the
         // slow path below takes it too (for the CPU's partial list).
@@ -607,7 +639,7 @@ impl CacheCore {
             if slab == NO_SLAB || slab != unsafe { (*cp).slab } {
                 // SAFETY: As above.
                 let Some(own) = (unsafe { mm::slab_if_of(tail, self.shadow.as_ptr()) }) else {
-                    self.foreign_free(tail);
+                    foreign(tail);
                     continue;
                 };
                 slab = own;
