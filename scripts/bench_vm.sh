@@ -223,18 +223,30 @@ qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 where="$CPUS CPUs, $NODES node(s), Linux $RSLUB_KSERIES $VARIANT kernel, -cpu ${QEMU_CPU:-max}${KERNEL_ARGS:+, $KERNEL_ARGS}"
 [ "${WALLCLOCK:-0}" = 1 ] && where+=", wall clock" || where+=", icount"
 log "bench: $where; rslub_bench $*"
-: > "$rundir/console.log"
-# Progress, as the guest prints it.
-tail -F -n +1 "$rundir/console.log" 2>/dev/null |
-	sed -un 's/\r$//; s/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2 &
-tailer=$!
-set +e
-timeout "$TIMEOUT" "${qemu[@]}" </dev/null > "$rundir/qemu.log" 2>&1
-rc=$?
-set -e
-sleep 0.3
-kill "$tailer" 2>/dev/null || true
-sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends lines in CRLF
+# A boot that oopses on QEMU TCG's stale int3 (Documentation/testing.rst: a trap on a byte
+# that memory no longer holds as int3, after text patching) is booted again, once.
+for attempt in 1 2; do
+	: > "$rundir/console.log"
+	rm -f "$rundir/count.log"
+	# Progress, as the guest prints it.
+	tail -F -n +1 "$rundir/console.log" 2>/dev/null |
+		sed -un 's/\r$//; s/.*rslub_bench: \(progress: .*\|done\)$/  guest: \1/p' >&2 &
+	tailer=$!
+	set +e
+	timeout "$TIMEOUT" "${qemu[@]}" </dev/null > "$rundir/qemu.log" 2>&1
+	rc=$?
+	set -e
+	sleep 0.3
+	kill "$tailer" 2>/dev/null || true
+	sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends lines in CRLF
+	if [ "$attempt" -eq 1 ] && ! grep -q 'rslub_bench: done' "$out.log" &&
+		python3 "$RSLUB_TOP/scripts/ktap.py" --stale-int3 "$out.log"; then
+		log "the guest oopsed on QEMU TCG's stale int3 (testing.rst; not rslub's); booting again once"
+		mv "$out.log" "$out.stale-int3.log"
+		continue
+	fi
+	break
+done
 [ "$rc" -ne 124 ] || die "the guest timed out after $TIMEOUT s; console in $out.log"
 [ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
 grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
