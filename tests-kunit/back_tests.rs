@@ -566,26 +566,34 @@ mod tests {
         // Another cache of the same hash may count already.
         let before = bulk_count(&kc);
         back::back(handle(&kc)).expect("back");
-        assert_eq!(bulk_count(&kc), before + 1);
+        // What is seen is checked at the end, once the cache is unbacked and drained: a
+        // failed assertion in between would leave it backed for the cases after this one.
+        let backed = bulk_count(&kc);
         let mut mine = [0usize; 8];
-        assert!(kc.alloc_bulk(Gfp::KERNEL, &mut mine));
-        assert!(mine.iter().all(|&p| rslub_owns(p)));
-        assert_eq!(back::unback(handle(&kc)), Ok(8));
+        let bulk = kc.alloc_bulk(Gfp::KERNEL, &mut mine);
+        let owned = bulk && mine.iter().all(|&p| rslub_owns(p));
+        let live = back::unback(handle(&kc));
         // Draining: its bulk frees still look at their objects.
-        assert_eq!(bulk_count(&kc), before + 1);
+        let draining = bulk_count(&kc);
         let theirs = [kc.alloc(Gfp::KERNEL), kc.alloc(Gfp::KERNEL)];
-        assert!(theirs.iter().all(|&p| p != 0 && !rslub_owns(p)));
+        let kernels = theirs.iter().all(|&p| p != 0 && !rslub_owns(p));
         let mut mixed = [
             mine[0], theirs[0], mine[1], mine[2], mine[3], theirs[1], mine[4], mine[5],
         ];
         // SAFETY: Live objects of `kc`, each freed once (rslub's by this call or below).
         unsafe { kc.free_bulk(&mut mixed) };
-        assert_eq!(back::release_drained(), 1);
-        assert_eq!(bulk_count(&kc), before + 1);
+        let half = back::release_drained();
+        let still = bulk_count(&kc);
         // SAFETY: As above.
         unsafe { kc.free_bulk(&mut mine[6..]) };
         // Nothing left: destroyed, and no longer counted.
-        assert_eq!(back::release_drained(), 0);
+        let done = back::release_drained();
+        assert_eq!(
+            (backed, draining, still),
+            (before + 1, before + 1, before + 1)
+        );
+        assert!(bulk && owned && kernels);
+        assert_eq!((live, half, done), (Ok(8), 1, 0));
         assert_eq!(bulk_count(&kc), before);
         assert_eq!(back::backings(), base);
     }

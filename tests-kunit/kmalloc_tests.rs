@@ -20,10 +20,10 @@ mod tests {
         inject::{install, Point},
         test_shim::{
             defer, direct_param, direct_sites_patched, direct_state, is_vmalloc, kfree, kmalloc,
-            kmalloc_512_node, kmalloc_64, kmalloc_64_bulk_count, kmalloc_64_free_bulk,
-            kmalloc_cache, kmalloc_node, kmalloc_size_roundup, kmalloc_track_caller, krealloc,
-            ksize, kvfree, kvmalloc, kvrealloc, memcg, meta_from_kernel, node_of, on_slab_page,
-            read_file, sendpage_ok, KernelCache, Thread,
+            kmalloc_512_node, kmalloc_64, kmalloc_64_bulk_count, kmalloc_64_cache_alloc,
+            kmalloc_64_free_bulk, kmalloc_cache, kmalloc_node, kmalloc_size_roundup,
+            kmalloc_track_caller, krealloc, ksize, kvfree, kvmalloc, kvrealloc, memcg,
+            meta_from_kernel, node_of, on_slab_page, read_file, sendpage_ok, KernelCache, Thread,
         },
     };
     use core::{
@@ -178,8 +178,11 @@ mod tests {
     #[test]
     fn bulk_frees_given_kmallocs_own_cache_reach_the_classes() {
         let before = kmalloc_64_bulk_count();
-        // The kernel's objects, from before the classes serve.
-        let theirs = [kmalloc(64, Gfp::KERNEL), kmalloc(64, Gfp::KERNEL)];
+        // The kernel's objects of that very cache (not a copy `kmalloc()` may choose).
+        let theirs = [
+            kmalloc_64_cache_alloc(Gfp::KERNEL),
+            kmalloc_64_cache_alloc(Gfp::KERNEL),
+        ];
         assert!(theirs.iter().all(|&p| p != 0 && owner(p).is_none()));
         let m = KmallocMode::start();
         assert!(kmalloc_64_bulk_count() > before);

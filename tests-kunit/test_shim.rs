@@ -198,6 +198,8 @@ mod ffi {
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_kmalloc_64_free_bulk(n: usize, p: *mut *mut c_void);
         #[cfg(rslub_inject)]
+        pub(super) fn rslub_test_kmalloc_64_cache_alloc(gfp: u32) -> usize;
+        #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_hold(kc: *mut kernel::bindings::kmem_cache) -> usize;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_put(slot: usize);
@@ -1427,6 +1429,14 @@ pub(crate) fn bulk_count(kc: &KernelCache) -> u32 {
 pub(crate) fn kmalloc_64_bulk_count() -> u32 {
     // SAFETY: No cache: the function takes kmalloc's, which lives as long as the kernel.
     unsafe { ffi::rslub_test_bulk_count(core::ptr::null_mut()) }
+}
+
+/// `kmem_cache_alloc()` from kmalloc's own cache of 64 bytes (`KMALLOC_NORMAL`): an object
+/// of that very cache, whatever copies of it `kmalloc()` chooses among.
+#[cfg(rslub_inject)]
+pub(crate) fn kmalloc_64_cache_alloc(gfp: crate::gfp::Gfp) -> usize {
+    // SAFETY: Any flags.
+    unsafe { ffi::rslub_test_kmalloc_64_cache_alloc(gfp.raw()) }
 }
 
 /// `kmem_cache_free_bulk()` given kmalloc's own cache of 64 bytes.

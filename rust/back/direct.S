@@ -285,7 +285,7 @@ RSLUB_THUNK kmem_cache_alloc_bulk_noprof
 /*
  * kmem_cache_free_bulk(s, size, p) and kfree_bulk(): a cache that holds no object of
  * rslub's (its count in rslub_bulk_caches[] is 0: hook.c) goes to the kernel's function
- * after 6 instructions. Otherwise (and for kfree_bulk(), whose s is NULL), the first part
+ * after 7 instructions. Otherwise (and for kfree_bulk(), whose s is NULL), the first part
  * of RSLUB_OWN_SLAB's test on each object in turn (13 instructions an object of the
  * kernel's slabs, 5 more on a tail page); an array of the kernel's objects alone goes to
  * the kernel's function, one that may hold an rslub object to rslub_r_free_bulk(), which

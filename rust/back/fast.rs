@@ -13,8 +13,9 @@
 //!
 //! A backed cache's `kmem_cache_free_bulk()` (`rslub_r_free_bulk()`, with preemption
 //! off and the slot checked) goes to its rslub cache's bulk free in one pass, which hands
-//! what is not its own (the kernel's objects, another rslub cache's) back to C one by one,
-//! instead of a pass of C's over the array first ([`rslub_backed_free_bulk`]).
+//! what is not its own (the kernel's objects) back to C at the front of the array, to be
+//! freed once preemption is on again, instead of a pass of C's over the array first
+//! ([`rslub_backed_free_bulk`]).
 
 use crate::{
     cache::{CacheCore, NO_NODE},
@@ -36,8 +37,6 @@ extern "C" {
         gfp: c_uint,
         node: c_int,
     ) -> *mut c_void;
-    // A pointer of a backed cache's bulk free that its rslub cache does not own (hook.c).
-    fn rslub_backed_free_foreign(s: *mut bindings::kmem_cache, obj: *mut c_void);
 }
 
 /// The fast path of an allocation from the rslub cache `rc`, which backs the kernel cache
@@ -224,31 +223,30 @@ unsafe fn clearing(
     miss(cache.without_mark(Gfp::from_raw(gfp)).raw())
 }
 
-/// `kmem_cache_free_bulk(s, nr, p)` of the kernel cache `s`, which the rslub cache `rc`
-/// backs: the array in one pass of `rc`'s bulk free, each pointer that is not on a slab of
-/// `rc` (the kernel's objects of `s`, from before the backing; another rslub cache's, that
-/// backed `s` before) handed to `rslub_backed_free_foreign(s, obj)` as the pass meets it.
-/// False, with nothing freed, where `rc` looks at each object before it frees it
-/// ([`CacheCore::free_bulk_mixed`]): the caller sorts the array then.
+/// `kmem_cache_free_bulk(s, nr, p)` of a kernel cache that the rslub cache `rc` backs: the
+/// array in one pass of `rc`'s bulk free, which moves every pointer that is not on a slab
+/// of `rc` (the kernel's objects, from before the backing) to the front of the array;
+/// returns how many it moved there, for the caller to free where they belong once
+/// preemption is back on. `usize::MAX`, with nothing freed, where `rc` looks at each
+/// object before it frees it ([`CacheCore::free_bulk_mixed`]): the caller sorts the array
+/// then.
 ///
 /// # Safety
 ///
-/// Preemption must be off, and a slot must have been seen backing `s` with `rc` since it
-/// was turned off; `p` must hold `nr` pointers, each null or a live object of `s` (whoever
-/// allocated it), given up by the caller.
+/// Preemption must be off, and a slot must have been seen backing the kernel cache with
+/// `rc` since it was turned off; `p` must hold `nr` pointers, each null or a live object of
+/// that kernel cache (whoever allocated it), given up by the caller.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_backed_free_bulk(
     rc: *mut c_void,
-    s: *mut bindings::kmem_cache,
     nr: usize,
     p: *mut *mut c_void,
-) -> bool {
+) -> usize {
     // SAFETY: `p` holds `nr` pointers (caller), which the free may reorder, as SLUB's.
     let objects = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
-    // SAFETY: `rc` is live until preemption is back on (caller); every object is of `s`,
-    // so in the direct map, and either `rc`'s or one `rslub_backed_free_foreign()` frees
-    // wherever it belongs (with interrupts off, as any free may be called).
-    unsafe { cache(rc).free_bulk_mixed(objects, |obj| rslub_backed_free_foreign(s, obj.cast())) }
+    // SAFETY: `rc` is live until preemption is back on (caller); every object is one of
+    // the kernel cache's, so in the direct map, and either `rc`'s or on another slab.
+    unsafe { cache(rc).free_bulk_mixed(objects) }.unwrap_or(usize::MAX)
 }
 
 /// The rslub cache `rc`.

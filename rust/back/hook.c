@@ -58,9 +58,7 @@ void *rslub_backed_alloc_fast(void *rc, gfp_t gfp, struct kmem_cache *s);
 void *rslub_backed_alloc_fast_lru(void *rc, gfp_t gfp, struct kmem_cache *s,
 				  struct list_lru *lru);
 void *rslub_backed_alloc_fast_node(void *rc, gfp_t gfp, int node, struct kmem_cache *s);
-bool rslub_backed_free_bulk(void *rc, struct kmem_cache *s, size_t nr, void **p);
-/* Called by rust/back/fast.rs. */
-void rslub_backed_free_foreign(struct kmem_cache *s, void *x);
+size_t rslub_backed_free_bulk(void *rc, size_t nr, void **p);
 /* Called by those (rust/back/fast.rs) with preemption off. */
 void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp);
 void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
@@ -102,6 +100,7 @@ void *rslub_test_slot_of(struct kmem_cache *kc);
 bool rslub_test_slot_first(struct kmem_cache *kc);
 unsigned int rslub_test_bulk_count(struct kmem_cache *kc);
 void rslub_test_kmalloc_64_free_bulk(size_t n, void **p);
+void *rslub_test_kmalloc_64_cache_alloc(gfp_t gfp);
 void *rslub_test_slot_hold(struct kmem_cache *kc);
 void rslub_test_slot_put(void *b);
 void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint);
@@ -196,8 +195,9 @@ struct rslub_backing **rslub_index = rslub_index_buf[0];
  * object's page (another cache of the same hash costs only that look). The test trusts
  * the cache it is given, as the kernel's build_detached_freelist() does.
  *
- * Written under rslub_backed_lock. A count goes up before the cache's slot is published
- * (release), so before rslub can allocate any object of it, and down only once rslub
+ * Written under rslub_backed_lock. A count goes up before the cache's slot or kmalloc
+ * class is published (a release, or a store ordered after it on x86-64's TSO), so before
+ * rslub can allocate any object of it, and down only once rslub
  * holds none: a caller freeing an object of rslub's got it after the count went up and
  * before it can go down. Not static: the trampoline reads it (direct.S).
  */
@@ -974,62 +974,43 @@ void rslub_rcu_barrier(void)
 }
 
 /*
- * A pointer given to kmem_cache_free_bulk(@s, ...) that @s's rslub cache does not own
- * (rslub_backed_free_bulk(), rust/back/fast.rs): another rslub cache's object goes to its
- * owner, the kernel's to the kernel's function (past its call site with direct calls).
- */
-notrace void rslub_backed_free_foreign(struct kmem_cache *s, void *x)
-{
-	if (rslub_foreign_slab(x, NULL)) {
-		rslub_free_owned(x);
-		return;
-	}
-#ifdef RSLUB_DIRECT
-	if (READ_ONCE(rslub_direct_used)) {
-		rslub_k_kmem_cache_free_bulk(s, 1, &x);
-		return;
-	}
-#endif
-	kmem_cache_free_bulk(s, 1, &x);
-}
-
-/*
  * kmem_cache_free_bulk(@s, ...) of a backed cache: the whole array to its rslub cache's
- * bulk free, which hands on what is not its own (rslub_backed_free_foreign()), with
- * preemption off as the allocation fast path holds its slot (unbacking waits out a grace
- * period before it takes the rslub cache). False where @s is not backed (draining, say)
- * or its rslub cache does not take such arrays.
+ * bulk free, with preemption off as the allocation fast path holds its slot (unbacking
+ * waits out a grace period before it takes the rslub cache), which frees its own objects
+ * and moves the rest (the kernel's) to the front of the array: returns how many, to be
+ * freed by the caller with preemption and interrupts on again, as kmem_cache_free_bulk()
+ * requires. SIZE_MAX where @s is not backed (draining, say) or its rslub cache does not
+ * take such arrays: then nothing was freed.
  */
-static __always_inline bool rslub_free_bulk_backed(struct kmem_cache *s, size_t size, void **p)
+static __always_inline size_t rslub_free_bulk_backed(struct kmem_cache *s, size_t size, void **p)
 {
 #ifdef RSLUB_DIRECT
 	struct rslub_backing *b;
-	bool done = false;
+	size_t left = SIZE_MAX;
 
 	preempt_disable();
 	b = rslub_lookup(s);
 	if (b)
-		done = rslub_backed_free_bulk(READ_ONCE(b->rc), s, size, p);
+		left = rslub_backed_free_bulk(READ_ONCE(b->rc), size, p);
 	preempt_enable();
-	return done;
+	return left;
 #else
-	return false;
+	return SIZE_MAX;
 #endif
 }
 
 /*
- * kmem_cache_free_bulk() and kfree_bulk(): each run of consecutive objects of one rslub
- * cache goes to rslub's bulk free (objects of one slab chained, one update per chain, as
- * the cache's profile finds them: 6.12's build_detached_freelist() under the classic
- * one), each run of the kernel's objects to the kernel's function (past its call site
- * with direct calls, see RSLUB_KMALLOC_KERNEL(); the handler lets such a run through).
+ * kmem_cache_free_bulk() and kfree_bulk(), sorted: each run of consecutive objects of one
+ * rslub cache goes to rslub's bulk free (objects of one slab chained, one update per
+ * chain, as the cache's profile finds them: 6.12's build_detached_freelist() under the
+ * classic one), each run of the kernel's objects to the kernel's function (past its call
+ * site with direct calls, see RSLUB_KMALLOC_KERNEL(); the handler lets such a run
+ * through). Out of line: rslub_r_free_bulk() keeps no register for it.
  */
-notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
+static noinline notrace void rslub_free_bulk_sorted(struct kmem_cache *s, size_t size, void **p)
 {
 	size_t i = 0;
 
-	if (s && rslub_free_bulk_backed(s, size, p))
-		return;
 	while (i < size) {
 		/* Only the exact pointer, if p[i] is on no slab. */
 		unsigned long outside = ~0UL, at = (unsigned long)p[i];
@@ -1057,6 +1038,25 @@ notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
 			kmem_cache_free_bulk(s, j - i, p + i);
 		i = j;
 	}
+}
+
+/*
+ * kmem_cache_free_bulk() and kfree_bulk(): a backed cache's array to its rslub cache
+ * (rslub_free_bulk_backed()), and what that leaves, or any other array, sorted
+ * (rslub_free_bulk_sorted()).
+ */
+notrace void rslub_r_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	if (s) {
+		size_t left = rslub_free_bulk_backed(s, size, p);
+
+		/* Its own objects alone, as a backed cache's array usually is. */
+		if (!left)
+			return;
+		if (left != SIZE_MAX)
+			size = left;
+	}
+	rslub_free_bulk_sorted(s, size, p);
 }
 
 #ifdef RSLUB_INJECT
@@ -1996,6 +1996,12 @@ unsigned int rslub_test_bulk_count(struct kmem_cache *kc)
 	if (!kc)
 		kc = kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(64)];
 	return READ_ONCE(rslub_bulk_caches[hash_ptr(kc, RSLUB_INDEX_BITS)]);
+}
+
+/* Test-only: an object of kmalloc's own cache of 64 bytes (KMALLOC_NORMAL), by its cache. */
+void *rslub_test_kmalloc_64_cache_alloc(gfp_t gfp)
+{
+	return kmem_cache_alloc(kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(64)], gfp);
 }
 
 /* Test-only: kmem_cache_free_bulk() given kmalloc's own cache of 64 bytes. */

@@ -500,53 +500,58 @@ impl CacheCore {
                 self.zero(object);
             }
         }
-        let foreign = |object: *mut u8| self.foreign_free(object);
         match self.profile() {
             // SAFETY: The caller's guarantees pass on.
-            Profile::Classic => unsafe { self.free_detached(objects, foreign) },
+            Profile::Classic => unsafe { self.free_detached::<false>(objects) },
             // SAFETY: The caller's guarantees pass on.
-            Profile::Tuned => unsafe { self.free_runs(objects, foreign) },
-        }
+            Profile::Tuned => unsafe { self.free_runs::<false>(objects) },
+        };
     }
 
     /// [`CacheCore::free_bulk`] of an array that may hold pointers on no slab of this
     /// cache (a backed cache's `kmem_cache_free_bulk()`: the kernel's objects from before
-    /// the backing, or another rslub cache's that backed it before): each such pointer goes
-    /// to `elsewhere`, one by one, in the same pass (interrupts off), where the free
-    /// would report it. False, with nothing freed, where this cache looks at each object
-    /// before it frees it (debug checks, sanitizers, `init_on_free`): the caller must sort
-    /// the array itself then.
+    /// the backing): frees the cache's own objects and moves every other pointer to the
+    /// front of the array, where the free would report it; returns how many it moved
+    /// there, for the caller to free where they belong once interrupts are back on. `None`,
+    /// with nothing freed, where this cache looks at each object before it frees it (debug
+    /// checks, sanitizers, `init_on_free`): the caller must sort the array itself then.
     ///
     /// # Safety
     ///
     /// Each non-null element must be a direct-map address that is either a live object of
-    /// this cache, given up by the caller, or a pointer `elsewhere` may be given (with
-    /// interrupts off).
+    /// this cache, given up by the caller, or an object of a slab that is not this
+    /// cache's.
     #[inline(always)]
-    pub(crate) unsafe fn free_bulk_mixed(
-        &self,
-        objects: &mut [*mut u8],
-        elsewhere: impl Fn(*mut u8),
-    ) -> bool {
+    pub(crate) unsafe fn free_bulk_mixed(&self, objects: &mut [*mut u8]) -> Option<usize> {
         if sanitize::ON || self.is_debug() || self.init_on_free {
-            return false;
+            return None;
         }
-        match self.profile() {
-            // SAFETY: The caller's guarantees; what is not this cache's goes `elsewhere`.
-            Profile::Classic => unsafe { self.free_detached(objects, elsewhere) },
+        Some(match self.profile() {
+            Profile::Classic => {
+                // SAFETY: The caller's guarantees; what is not this cache's is kept.
+                let kept = unsafe { self.free_detached::<true>(objects) };
+                // The kept pointers are at the end: to the front (rarely any: a call
+                // to copy nothing would cost a bulk free of 16 one instruction an object).
+                if kept != 0 {
+                    objects.copy_within(objects.len() - kept.., 0);
+                }
+                kept
+            }
             // SAFETY: As above.
-            Profile::Tuned => unsafe { self.free_runs(objects, elsewhere) },
-        }
-        true
+            Profile::Tuned => unsafe { self.free_runs::<true>(objects) },
+        })
     }
 
     /// [`CacheCore::free_bulk`]'s chains under the tuned profile: runs of consecutive
-    /// objects of one slab. A pointer on no slab of this cache goes to `foreign`.
+    /// objects of one slab. A pointer on no slab of this cache is reported, or with
+    /// `KEEP` kept: moved to the front of the array (over entries already done), and
+    /// counted in the value returned.
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free_bulk`], or [`CacheCore::free_bulk_mixed`] with `foreign`.
-    unsafe fn free_runs(&self, objects: &[*mut u8], foreign: impl Fn(*mut u8)) {
+    /// As for [`CacheCore::free_bulk`], or with `KEEP` [`CacheCore::free_bulk_mixed`].
+    unsafe fn free_runs<const KEEP: bool>(&self, objects: &mut [*mut u8]) -> usize {
+        let mut kept = 0;
         let _irq = IrqDisabled::new();
         // Interrupts are off: this CPU's copy is ours. Borrowed anew for each use, as the
         // slow path below takes it too (for the CPU's partial list).
@@ -585,7 +590,13 @@ impl CacheCore {
             }
             // SAFETY: As above.
             let Some(slab) = (unsafe { mm::slab_if_of(first, self.shadow.as_ptr()) }) else {
-                foreign(first);
+                if KEEP {
+                    // `objects[..i]` are done: `kept` is at most `i - 1`, `first`'s place.
+                    objects[kept] = first;
+                    kept += 1;
+                } else {
+                    self.foreign_free(first);
+                }
                 continue;
             };
             // Chain the run of objects of the same slab in front of `first`: those in its
@@ -610,15 +621,19 @@ impl CacheCore {
         // SAFETY: `cp` is this CPU's copy, interrupts still off; `fast` counts what went
         // on its list above.
         unsafe { self.free_bulk_end(cp, fast) };
+        kept
     }
 
     /// [`CacheCore::free_bulk`]'s chains under the classic profile: 6.12's
-    /// `build_detached_freelist`. A pointer on no slab of this cache goes to `foreign`.
+    /// `build_detached_freelist`. A pointer on no slab of this cache is reported, or with
+    /// `KEEP` kept: moved to the end of the array (over entries already done), and counted
+    /// in the value returned.
     ///
     /// # Safety
     ///
-    /// As for [`CacheCore::free_bulk`], or [`CacheCore::free_bulk_mixed`] with `foreign`.
-    unsafe fn free_detached(&self, objects: &mut [*mut u8], foreign: impl Fn(*mut u8)) {
+    /// As for [`CacheCore::free_bulk`], or with `KEEP` [`CacheCore::free_bulk_mixed`].
+    unsafe fn free_detached<const KEEP: bool>(&self, objects: &mut [*mut u8]) -> usize {
+        let mut kept = 0;
         let _irq = IrqDisabled::new();
         // Interrupts are off: this CPU's copy is ours. Borrowed anew for each use, as the
         // slow path below takes it too (for the CPU's partial list).
@@ -631,7 +646,11 @@ impl CacheCore {
             if tail.is_null() {
                 continue;
             }
-            // SAFETY: The caller guarantees a live object of this cache.
+            // SAFETY: The caller guarantees a live object of this cache, or with `KEEP` one
+            // of another slab: a direct-map address either way. On a kernel slab the word
+            // read is the kernel's own (`slab_list`: a `struct slab` in the memmap, a
+            // `kmem_cache_node`'s list head, or poison), never a live slab of rslub's, so
+            // it is not the CPU's active slab, and the ownership test below decides.
             let mut slab = unsafe { mm::slab_of(tail) };
             // The CPU's active slab is this cache's, unless there is none (`NO_SLAB`, 1,
             // which a stale pointer's page may hold: see `free_runs`).
@@ -639,7 +658,15 @@ impl CacheCore {
             if slab == NO_SLAB || slab != unsafe { (*cp).slab } {
                 // SAFETY: As above.
                 let Some(own) = (unsafe { mm::slab_if_of(tail, self.shadow.as_ptr()) }) else {
-                    foreign(tail);
+                    if KEEP {
+                        // `objects[size..]` are done, `tail`'s place included, and at
+                        // least `kept + 1` of them.
+                        let end = objects.len() - 1 - kept;
+                        objects[end] = tail;
+                        kept += 1;
+                    } else {
+                        self.foreign_free(tail);
+                    }
                     continue;
                 };
                 slab = own;
@@ -690,6 +717,7 @@ impl CacheCore {
         // SAFETY: `cp` is this CPU's copy, interrupts still off; `fast` counts what went
         // on its list above.
         unsafe { self.free_bulk_end(cp, fast) };
+        kept
     }
 
     /// The end of a bulk free that put `fast` objects on this CPU's list: its `tid`
