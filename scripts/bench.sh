@@ -18,6 +18,9 @@ set -euo pipefail
 
 CPUS=${CPUS:-4}
 export CPUS
+# One build of rslub's modules per kernel for the whole run (scripts/modules.sh): not one
+# a boot.
+export RSLUB_BUILD_ONCE=${RSLUB_BUILD_ONCE:-bench.$$.$(date +%s)}
 # The figures are the default kernel's: the debug one (KASAN, lockdep) would measure its
 # checks, not the allocators. VARIANT=distro measures what the hooks and both fast paths
 # cost with the speculation mitigations in the path (scripts/bench_distro.sh).

@@ -12,6 +12,9 @@
 # and Documentation/benchmarks_distro.rst.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
+# One build of rslub's modules per kernel for the whole run (scripts/modules.sh): not one
+# a boot.
+export RSLUB_BUILD_ONCE=${RSLUB_BUILD_ONCE:-bench.$$.$(date +%s)}
 
 #
 # Both boots have init_on_alloc=0, unless INIT_ON_ALLOC=1: under -icount every iteration

@@ -205,6 +205,14 @@ if [ "$NODES" -gt 1 ]; then
 		qemu+=(-numa "dist,src=$a,dst=$b,val=$d")
 	done < <(rslub_ring_distances "$NODES")
 fi
+# Two waits of the boot that measure nothing and cost seconds under TCG: the INIT delay
+# before each secondary CPU starts (10 ms of busy waiting, as the kernel takes QEMU's
+# "AMD ... family 6" for an old CPU: cpu_init_udelay=0, what it uses on any recent one),
+# and, under -icount, the delay loop's calibration on each socket's first CPU: there the
+# TSC runs at one tick a guest nanosecond (the kernels measure 999.99 to 1000.01 MHz), so
+# lpj, the ticks of a jiffy, is 10^9 / HZ. Without them a boot ran ~260 M instructions and
+# 4-5 s of host time more before /init (README.md, the times of make bench).
+boot_args="cpu_init_udelay=0"
 if [ "${WALLCLOCK:-0}" = 1 ]; then
 	# The secondary figure: wall clock, every vCPU in a host thread of its own.
 	qemu+=(-accel tcg,thread=multi)
@@ -212,13 +220,16 @@ else
 	# One guest nanosecond per guest instruction.
 	qemu+=(-accel tcg -icount shift=0,align=off,sleep=off -seed "${SEED:-1}"
 		-rtc base=2026-01-01T00:00:00,clock=vm)
+	hz=$(sed -n 's/^CONFIG_HZ=//p' "$kdir/.config")
+	[[ "$hz" =~ ^[1-9][0-9]*$ ]] || die "no CONFIG_HZ in $kdir/.config"
+	boot_args+=" lpj=$((1000000000 / hz))"
 fi
 # COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT.
 [ -z "${COUNT_PLUGIN:-}" ] || qemu+=(-plugin "$COUNT_PLUGIN" -d plugin -D "$rundir/count.log")
 qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-serial "file:$rundir/console.log"
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"
-	-append "console=ttyS0 loglevel=7 log_buf_len=16M panic=-1 oops=panic ${KERNEL_ARGS:-} -- $*")
+	-append "console=ttyS0 loglevel=7 log_buf_len=16M panic=-1 oops=panic $boot_args ${KERNEL_ARGS:-} -- $*")
 
 where="$CPUS CPUs, $NODES node(s), Linux $RSLUB_KSERIES $VARIANT kernel, -cpu ${QEMU_CPU:-max}${KERNEL_ARGS:+, $KERNEL_ARGS}"
 [ "${WALLCLOCK:-0}" = 1 ] && where+=", wall clock" || where+=", icount"

@@ -36,6 +36,9 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
 CPUS=${CPUS:-4}
+# One build of rslub's modules per kernel for the whole run (scripts/modules.sh): not one
+# a boot.
+export RSLUB_BUILD_ONCE=${RSLUB_BUILD_ONCE:-bench.$$.$(date +%s)}
 export CPUS VARIANT=default TIMEOUT=${TIMEOUT:-1800} REAL=1 WHOLE=1
 
 # What the guest runs, from Debian's archive: hackbench (rt-tests), fio, perf 6.12 (its
