@@ -234,14 +234,19 @@ unsafe fn clearing(
 /// # Safety
 ///
 /// Preemption must be off, and a slot must have been seen backing the kernel cache with
-/// `rc` since it was turned off; `p` must hold `nr` pointers, each null or a live object of
-/// that kernel cache (whoever allocated it), given up by the caller.
+/// `rc` since it was turned off; unless `nr` is 0, `p` must hold `nr` pointers, each null
+/// or a live object of that kernel cache (whoever allocated it), given up by the caller.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_backed_free_bulk(
     rc: *mut c_void,
     nr: usize,
     p: *mut *mut c_void,
 ) -> usize {
+    // Not reached today (the trampoline and the handler give an empty array to the
+    // kernel), but an empty slice needs a non-null `p`, which a count of 0 does not promise.
+    if nr == 0 {
+        return 0;
+    }
     // SAFETY: `p` holds `nr` pointers (caller), which the free may reorder, as SLUB's.
     let objects = unsafe { core::slice::from_raw_parts_mut(p.cast::<*mut u8>(), nr) };
     // SAFETY: `rc` is live until preemption is back on (caller); every object is one of

@@ -197,23 +197,29 @@ struct rslub_backing **rslub_index = rslub_index_buf[0];
  *
  * Written under rslub_backed_lock. A count goes up before the cache's slot or kmalloc
  * class is published (a release, or a store ordered after it on x86-64's TSO), so before
- * rslub can allocate any object of it, and down only once rslub
- * holds none: a caller freeing an object of rslub's got it after the count went up and
- * before it can go down. Not static: the trampoline reads it (direct.S).
+ * rslub can allocate any object of it, and down only once rslub holds none: a caller
+ * freeing an object of rslub's got it after the count went up and before it can go down.
+ * Not static: the trampoline reads it (direct.S).
  */
 u32 rslub_bulk_caches[RSLUB_INDEX_SIZE];
+
+/* @kc's count in rslub_bulk_caches[] (@kc may be gone: only its address is used). */
+static __always_inline u32 *rslub_bulk_slot(const struct kmem_cache *kc)
+{
+	return &rslub_bulk_caches[hash_ptr(kc, RSLUB_INDEX_BITS)];
+}
 
 /* Whether kmem_cache_free_bulk(@s, ...) may be given an object of rslub's. */
 static __always_inline bool rslub_bulk_may_hold(struct kmem_cache *s)
 {
 	/* kfree_bulk(): objects of any cache. */
-	return !s || READ_ONCE(rslub_bulk_caches[hash_ptr(s, RSLUB_INDEX_BITS)]);
+	return !s || READ_ONCE(*rslub_bulk_slot(s));
 }
 
 /* Counts @kc in rslub_bulk_caches[] (@delta 1) or stops counting it (-1); under the lock. */
 static void rslub_bulk_count(struct kmem_cache *kc, int delta)
 {
-	u32 *c = &rslub_bulk_caches[hash_ptr(kc, RSLUB_INDEX_BITS)];
+	u32 *c = rslub_bulk_slot(kc);
 
 	lockdep_assert_held(&rslub_backed_lock);
 	WARN_ON_ONCE(delta < 0 && !*c);
@@ -1995,7 +2001,7 @@ unsigned int rslub_test_bulk_count(struct kmem_cache *kc)
 {
 	if (!kc)
 		kc = kmalloc_caches[KMALLOC_NORMAL][kmalloc_index(64)];
-	return READ_ONCE(rslub_bulk_caches[hash_ptr(kc, RSLUB_INDEX_BITS)]);
+	return READ_ONCE(*rslub_bulk_slot(kc));
 }
 
 /* Test-only: an object of kmalloc's own cache of 64 bytes (KMALLOC_NORMAL), by its cache. */
