@@ -145,7 +145,7 @@ def main():
                    f"workloads it ran{': ' + ', '.join(won) if won else ''} (the builds, "
                    "on 4 nodes and on 1 in 2 GiB, ran under\nthe classic profile only). Where rslub is "
                    "behind, :doc:`benchmarks_whole` and :doc:`benchmarks_fidelity` show its "
-                   "counters and\nthe hooks' share.\n")
+                   "counters,\nthe hooks' share and, by symbol, where its instructions go.\n")
     mt = micro_rows(micro)
     if mt:
         doc.append("Fast paths\n==========\n")

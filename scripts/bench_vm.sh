@@ -13,7 +13,7 @@
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
 # TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench_whole_guest.sh and its
 # programs), COUNT_PLUGIN (a QEMU plugin to load, scripts/qemu/count.c; its log is written
-# to OUT.count), KERNEL_ARGS (more kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's
+# to OUT.count), PROFILE (1: the plugin profiles each run by symbol), KERNEL_ARGS (more kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's
 # -cpu, max by default), SEED (QEMU's -seed, 1: the guest's random numbers).
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
@@ -224,8 +224,11 @@ else
 	[[ "$hz" =~ ^[1-9][0-9]*$ ]] || die "no CONFIG_HZ in $kdir/.config"
 	boot_args+=" lpj=$((1000000000 / hz))"
 fi
-# COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT.
-[ -z "${COUNT_PLUGIN:-}" ] || qemu+=(-plugin "$COUNT_PLUGIN" -d plugin -D "$rundir/count.log")
+# COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT;
+# PROFILE=1: with the kernel's symbols, for its profile of each run.
+plugin=${COUNT_PLUGIN:-}
+[ "${PROFILE:-0}" != 1 ] || plugin+=",map=$kdir/System.map"
+[ -z "${COUNT_PLUGIN:-}" ] || qemu+=(-plugin "$plugin" -d plugin -D "$rundir/count.log")
 qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-serial "file:$rundir/console.log"
 	-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$rundir/initramfs.cpio"

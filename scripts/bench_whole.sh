@@ -150,11 +150,13 @@ fi
 all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
 # The three columns: sheaves 7.3, classic SLUB 6.12, rslub on 7.3 (each profile); each
 # kernel's counters from its SLUB_STATS build.
+# These four boots profile each run by symbol too (PROFILE=1: the page's "Where the
+# instructions go"), which the counts do not see: the plugin counts outside the guest.
 fidelity() {
-	NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
-	NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
-	NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned $all
-	RSLUB_KSERIES=6.12 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
+	PROFILE=1 NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
+	PROFILE=1 NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
+	PROFILE=1 NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned $all
+	RSLUB_KSERIES=6.12 PROFILE=1 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
 	VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/stats-n2-classic.jsonl" alloc=kernel $all
 	# How far the counters of hackbench and the ping-pong move between two boots of one

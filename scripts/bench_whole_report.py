@@ -47,12 +47,15 @@ def load(rundir):
     recs = []
     for path in sorted(glob.glob(os.path.join(rundir, "*.jsonl"))):
         boot = os.path.basename(path)[:-len(".jsonl")]
-        marks = {}
+        marks, prof = {}, {}
         with open(path + ".count") as f:
             for line in f:
                 m = re.match(r"mark (\d+) insns (\d+) kernel (\d+)", line)
                 if m:
                     marks[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+                m = re.match(r"prof (\d+) (\d+) (\S+)", line)
+                if m:
+                    prof.setdefault(int(m.group(1)), {})[m.group(3)] = int(m.group(2))
         served = guest_marks = None
         with open(path + ".log") as f:
             for line in f:
@@ -83,8 +86,25 @@ def load(rundir):
                 r["insns"] = b[0] - a[0]
                 r["kinsns"] = b[1] - a[1]
                 r["served"] = served
+                if prof:
+                    r["prof"] = run_profile(path, prof, r)
                 recs.append(r)
     return recs
+
+
+def run_profile(path, prof, r):
+    """The kernel's instructions of run @r by symbol (PROFILE=1 boots: count.c's "prof"
+    lines after each mark, of what ran since the mark before), which add up to its
+    kernel-mode count: each block counts whole for both."""
+    out = {}
+    for m in range(r["mark0"] + 1, r["mark1"] + 1):
+        for name, n in prof.get(m, {}).items():
+            if name != "[user]":
+                out[name] = out.get(name, 0) + n
+    if sum(out.values()) != r["kinsns"]:
+        sys.exit(f"{path}: the profile of marks {r['mark0']}-{r['mark1']} sums to "
+                 f"{sum(out.values())} kernel instructions, the marks to {r['kinsns']}")
+    return out
 
 
 # The per-run counts of a record (bench_whole_guest.sh's result()): what a marginal
@@ -114,6 +134,9 @@ def sub(b, a):
     for group in ("rslub", "slub"):
         if group in b and group in a:
             out[group] = {k: v - a[group].get(k, 0) for k, v in b[group].items()}
+    if "prof" in b and "prof" in a:
+        out["prof"] = {k: b["prof"].get(k, 0) - a["prof"].get(k, 0)
+                       for k in b["prof"].keys() | a["prof"].keys()}
     for group in ("caches", "slub_caches"):
         if group not in b:
             continue
@@ -366,6 +389,55 @@ def fidelity_groups(recs, exp):
              find("n2-rslub", d), find("n2-rslub-tuned", d)) for d in defers]
 
 
+# The profiled boots (bench_whole.sh, PROFILE=1) in their columns' order.
+PROFILED = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
+            ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
+
+
+def profile_section(recs, rows=12):
+    """Where each workload's kernel-mode instructions go, by symbol, per unit of work: the\n    @rows symbols whose count differs most between sheaves and rslub (either profile),\n    from the profiled boots' runs (count.c's map=). rslub's own code is [modules]."""
+    out = []
+    for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu"):
+        for prefix, *runs in fidelity_groups(recs, exp):
+            k7, _, rc, rt = runs
+            if not k7 or "prof" not in k7:
+                continue
+            cols = [(r, name) for r, (_, name) in zip(runs, PROFILED) if r and "prof" in r]
+            rsl = [r for r, _ in cols if r["alloc"] == "rslub"]
+            if not rsl:
+                continue
+
+            def pu(r, sym):
+                return r["prof"].get(sym, 0) / r["units"]
+            syms = k7["prof"].keys() | {k for r in rsl for k in r["prof"]}
+            top = sorted(syms, key=lambda k: -max(abs(pu(r, k) - pu(k7, k)) for r in rsl))[:rows]
+            body = []
+            for sym in top:
+                body.append([f"``{sym}``"] + [f"{pu(r, sym):.0f}" for r, _ in cols]
+                            + [f"{pu(r, sym) - pu(k7, sym):+.0f}" for r in rsl])
+            total = ["all kernel-mode"] + [f"{per(r, r['kinsns']):.0f}" for r, _ in cols] \
+                + [f"{per(r, r['kinsns']) - per(k7, k7['kinsns']):+.0f}" for r in rsl]
+            shown = ["the rows above"] + [f"{sum(pu(r, k) for k in top):.0f}" for r, _ in cols] \
+                + [f"{sum(pu(r, k) - pu(k7, k) for k in top):+.0f}" for r in rsl]
+            title = f"{exp}{' (' + prefix.rstrip(': ') + ')' if prefix else ''}, per {WORK[exp][0]}"
+            out.append(f"{title}\n{'-' * len(title)}\n")
+            out.append(table(["symbol"] + [name for _, name in cols]
+                             + [f"{label(r)} - sheaves" for r in rsl], body + [shown, total]))
+    if out:
+        out.insert(0, "Where the instructions go\n=========================\n")
+        out.insert(1, "Each workload's kernel-mode instructions per unit of work by the symbol "
+                   "they ran in, from\nthe boots of the side-by-side table (the counting "
+                   "plugin with the kernel's ``System.map``,\n``PROFILE=1``; a block of "
+                   "instructions counts to the symbol its first address is in): the\n"
+                   f"{rows} symbols whose count differs most between sheaves and rslub. "
+                   "rslub's own code, its\nhooks' trampolines and replacements included, is "
+                   "``[modules]`` (with the benchmark's\nmodules, which run only in the "
+                   "micro runs). 6.12 is another kernel: its symbols are\nits own, compare "
+                   "it by the totals. The marginal runs (the larger run less the smaller)\n"
+                   "have their profiles subtracted too, so a symbol can count below zero.\n")
+    return out
+
+
 def micro_table(micro):
     """The fast paths in instructions (bench/kmem_micro.c) on each kernel."""
     def find(boot, who):
@@ -565,7 +637,9 @@ def main():
         outs.append(("whole.json", every))
     for name, rs_ in outs:
         with open(os.path.join(docdir, "benchmarks", name), "w") as f:
-            json.dump(rs_, f, indent=0, sort_keys=True)
+            # Not the profiles: a thousand symbols a run (the page has their tops).
+            json.dump([{k: v for k, v in r.items() if k != "prof"} for r in rs_], f,
+                      indent=0, sort_keys=True)
             f.write("\n")
     micro = [r for r in every if r["exp"] == "micro"]
     recs = [r for r in every if r.get("table", True) and r["exp"] != "micro"]
@@ -844,6 +918,8 @@ def main():
         doc.append(table(["workload", "hooks alone", "whole kernel on rslub"],
                          [[w, f"{100.0 * h:+.2f}%", f"{100.0 * x:+.2f}%"]
                           for w, h, x in hook_share]))
+
+    doc.extend(profile_section(recs))
 
     if any(r["boot"] == "n2-classic" for r in recs):
         doc.append("Classic SLUB 6.12\n=================\n")

@@ -20,11 +20,24 @@
  * A mark therefore counts the whole block that holds the marker: a few instructions, the
  * same for every mark.
  *
+ * With map=FILE (the guest kernel's System.map), it also profiles: each block's
+ * instructions go to the text symbol its first address falls in (or to [user], or to
+ * [modules] past the kernel's _etext: rslub and the benchmark's modules), and each mark
+ * is followed by every symbol that ran since the mark before, most first (top=N: only
+ * the first N):
+ *
+ *   prof N COUNT SYMBOL
+ *
+ * A run bracketed by marks N-1 and N (as every measured run of the whole-system guest
+ * is) has its profile in mark N's lines. Blocks rarely cross a symbol's end (a fall-
+ * through into the next function), so a symbol's count is its own to a few instructions.
+ *
  * Built by scripts/bench_whole.sh against qemu-plugin.h of the QEMU that runs it
  * (Debian's source package of that version) and glib's headers.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <qemu-plugin.h>
@@ -41,14 +54,115 @@ static const uint8_t marker[] = { 0x66, 0x87, 0xdb };
  */
 static uint64_t all, kernel, marks;
 
+/*
+ * The profile (map=FILE): the text symbols sorted by address, their counts, and the
+ * counts at the last mark. Entries 0 and 1 are [user] and [modules].
+ */
+struct sym {
+	uint64_t addr;
+	char *name;
+};
+static struct sym *syms;
+static uint64_t *counts, *at_mark;
+static size_t nsyms, top = SIZE_MAX;
+static uint64_t etext;
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Reads the text symbols of @path (System.map); false if it has none. */
+static bool load_map(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char name[512], type;
+	uint64_t addr;
+	size_t cap = 1024;
+
+	if (!f)
+		return false;
+	syms = malloc(cap * sizeof(*syms));
+	syms[0] = (struct sym){ 0, "[user]" };
+	syms[1] = (struct sym){ 0, "[modules]" };
+	nsyms = 2;
+	while (fscanf(f, "%" SCNx64 " %c %511s", &addr, &type, name) == 3) {
+		if (!strcmp(name, "_etext"))
+			etext = addr;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (nsyms == cap)
+			syms = realloc(syms, (cap *= 2) * sizeof(*syms));
+		syms[nsyms++] = (struct sym){ addr, strdup(name) };
+	}
+	fclose(f);
+	qsort(syms + 2, nsyms - 2, sizeof(*syms), by_addr);
+	counts = calloc(nsyms, sizeof(*counts));
+	at_mark = calloc(nsyms, sizeof(*at_mark));
+	return nsyms > 2 && etext;
+}
+
+/* The entry of the symbol @pc falls in. */
+static size_t sym_of(uint64_t pc)
+{
+	size_t lo = 2, hi = nsyms;
+
+	if (!(pc >> 63))
+		return 0;
+	if (pc >= etext || pc < syms[2].addr)
+		return 1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].addr <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int by_delta(const void *a, const void *b)
+{
+	uint64_t x = counts[*(const size_t *)a] - at_mark[*(const size_t *)a];
+	uint64_t y = counts[*(const size_t *)b] - at_mark[*(const size_t *)b];
+
+	return x > y ? -1 : x < y;
+}
+
+/* The top symbols since the last mark, as "prof N COUNT SYMBOL" lines. */
+static void print_profile(uint64_t mark)
+{
+	size_t *ran = malloc(nsyms * sizeof(*ran)), n = 0, i;
+	char line[640];
+
+	for (i = 0; i < nsyms; i++)
+		if (counts[i] != at_mark[i])
+			ran[n++] = i;
+	qsort(ran, n, sizeof(*ran), by_delta);
+	for (i = 0; i < n && i < top; i++) {
+		snprintf(line, sizeof(line), "prof %" PRIu64 " %" PRIu64 " %s\n", mark,
+			 counts[ran[i]] - at_mark[ran[i]], syms[ran[i]].name);
+		qemu_plugin_outs(line);
+	}
+	for (i = 0; i < nsyms; i++)
+		at_mark[i] = counts[i];
+	free(ran);
+}
+
 static void on_mark(unsigned int vcpu, void *udata)
 {
 	char line[96];
+	uint64_t mark = __atomic_fetch_add(&marks, 1, __ATOMIC_RELAXED);
 
 	snprintf(line, sizeof(line), "mark %" PRIu64 " insns %" PRIu64 " kernel %" PRIu64 "\n",
-		 __atomic_fetch_add(&marks, 1, __ATOMIC_RELAXED),
-		 __atomic_load_n(&all, __ATOMIC_RELAXED), __atomic_load_n(&kernel, __ATOMIC_RELAXED));
+		 mark, __atomic_load_n(&all, __ATOMIC_RELAXED),
+		 __atomic_load_n(&kernel, __ATOMIC_RELAXED));
 	qemu_plugin_outs(line);
+	if (counts)
+		print_profile(mark);
 }
 
 /*
@@ -64,12 +178,28 @@ static void on_block(unsigned int vcpu, void *udata)
 		__atomic_fetch_add(&kernel, v >> 1, __ATOMIC_RELAXED);
 }
 
+/* The same when profiling: @udata's bits 16 and up are also the symbol's entry. */
+static void on_block_profiled(unsigned int vcpu, void *udata)
+{
+	uintptr_t v = (uintptr_t)udata, n = (v >> 1) & 0x7fff;
+
+	__atomic_fetch_add(&all, n, __ATOMIC_RELAXED);
+	if (v & 1)
+		__atomic_fetch_add(&kernel, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&counts[v >> 16], n, __ATOMIC_RELAXED);
+}
+
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb), i;
 	uintptr_t v = (n << 1) | (qemu_plugin_tb_vaddr(tb) >> 63);
 
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, (void *)v);
+	if (counts)
+		/* A block holds at most 512 instructions (TCG_MAX_INSNS). */
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block_profiled, QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(v | sym_of(qemu_plugin_tb_vaddr(tb)) << 16));
+	else
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, (void *)v);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint8_t bytes[sizeof(marker)];
@@ -93,6 +223,21 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "map=", 4)) {
+			if (!load_map(argv[i] + 4)) {
+				fprintf(stderr, "count: no text symbols and _etext in %s\n", argv[i] + 4);
+				return -1;
+			}
+		} else if (!strncmp(argv[i], "top=", 4)) {
+			top = strtoul(argv[i] + 4, NULL, 10);
+		} else {
+			fprintf(stderr, "count: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;
