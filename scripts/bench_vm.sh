@@ -270,3 +270,5 @@ reports=$(python3 "$RSLUB_TOP/scripts/reports.py" "$out.log") ||
 	die "the kernel or rslub reported a problem (console in $out.log):"$'\n'"$reports"
 sed -n 's/.*rslub_bench: RESULT //p' "$out.log" > "$out"
 [ -z "${COUNT_PLUGIN:-}" ] || cp "$rundir/count.log" "$out.count"
+# A profile's module blocks are mapped to rslub's symbols by the module the guest loaded.
+[ "${PROFILE:-0}" != 1 ] || [ ! -f "$moddir/rslub.ko" ] || cp "$moddir/rslub.ko" "$out.ko"

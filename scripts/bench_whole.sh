@@ -12,7 +12,7 @@
 # instruction-counting plugin scripts/qemu/count.c and 1 GiB of memory unless said:
 #   CPUS vCPUs, 2 nodes: kernel, hooks, rslub, each running hackbench, fio, pingpong,
 #     fork, execve and kfree_rcu; rslub min_partial=5 running fio (seed 000);
-#   the kernel's again with QEMU's -seed 2 (how much two boots differ);
+#   the kernel's again with QEMU's -seed 2 and -seed 3 (how much boots differ);
 #   hackbench alone for rslub's max_order 0..3 x min_objects 4 and 32 (seed 001: small
 #     slabs and the largest each max_order allows; the defaults, 3 x 16 on 4 CPUs, are
 #     the 2-node boots'; SWEEP=0 skips them), and on classic
@@ -152,13 +152,15 @@ all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
 # kernel's counters from its SLUB_STATS build.
 # These four boots profile each run by symbol too (PROFILE=1: the page's "Where the
 # instructions go"), which the counts do not see: the plugin counts outside the guest.
+# The fast paths (micro) only where a page shows them: the kernel's, 6.12's and the
+# whole kernel on rslub's classic profile.
 fidelity() {
 	PROFILE=1 NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
 	PROFILE=1 NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
-	PROFILE=1 NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned $all
+	PROFILE=1 NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned ${all/micro/}
 	RSLUB_KSERIES=6.12 PROFILE=1 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
-	VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel $all
-	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/stats-n2-classic.jsonl" alloc=kernel $all
+	VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel ${all/micro/}
+	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/stats-n2-classic.jsonl" alloc=kernel ${all/micro/}
 	# How far the counters of hackbench and the ping-pong move between two boots of one
 	# allocator (QEMU's -seed 2): the scale of a difference between the allocators that
 	# says nothing.
@@ -195,7 +197,7 @@ REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/benc
 # instructions from the other), the hooks alone, the build, the boot-to-boot spread, and
 # the sweep last.
 fidelity
-NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks $all
+NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks ${all/micro/}
 NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
 # The build: 2 GiB in all on either topology.
 # Its boots carry the compiler alone (scripts/bench_vm.sh, WHOLE_FILES), as they compare
@@ -207,13 +209,14 @@ for n in 4 1; do
 		boot "$out/n$n-build-classic.jsonl" alloc=kernel build
 done
 # The kernel's 4-node build again with other random numbers: the build's own boot-to-boot
-# spread (the 2-node boots' below is of other workloads). Not on one node too: a boot of
-# 75 s that would take make bench past its 45 minutes.
+# spread (the 2-node boots' below is of other workloads). Not on one node too: 75 s more
+# of make bench, which is at its 45 minutes.
 WHOLE_FILES=build NODES=4 MEM_PER_NODE=512 SEED=2 boot "$out/n4-kernel-build-seed2.jsonl" \
 	alloc=kernel build
 # The kernel's boot with other random numbers (QEMU's -seed): how much two boots of one
 # allocator differ, the scale below which a difference between allocators says nothing.
-NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
+NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel ${all/micro/}
+NODES=2 SEED=3 boot "$out/n2-kernel-seed3.jsonl" alloc=kernel ${all/micro/}
 # The sweep's boots carry hackbench alone (WHOLE_FILES empty: an initramfs a sixth the
 # size, half the boot's time), and so does its kernel row's boot.
 if [ "${SWEEP:-1}" = 1 ]; then

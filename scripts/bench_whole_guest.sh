@@ -79,6 +79,11 @@ rslub)
 	;;
 *) fatal "unknown allocator $ALLOC" ;;
 esac
+# Where rslub's text is, for a profiled boot's report (its blocks past the kernel's text
+# by their module's symbols: scripts/qemu/count.c).
+for s in /sys/module/rslub/sections/.text /sys/module/rslub/sections/.*.text; do
+	[ ! -r "$s" ] || say "section rslub ${s##*/} $(cat "$s")"
+done
 # Whether the hooks' hottest functions are direct calls (rslub's direct= parameter; a
 # site that is not where direct.S expects it is hooked by the handler instead, with a
 # warning that the host looks for in the console).

@@ -6,10 +6,12 @@ boots of scripts/bench_whole.sh: RESULT lines (OUT.jsonl), the counting plugin's
     bench_whole_report.py RUNDIR DOCDIR
 """
 
+import bisect
 import glob
 import json
 import os
 import re
+import subprocess
 import sys
 
 from bench_common import report_commit, table
@@ -55,10 +57,16 @@ def load(rundir):
                     marks[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
                 m = re.match(r"prof (\d+) (\d+) (\S+)", line)
                 if m:
-                    prof.setdefault(int(m.group(1)), {})[m.group(3)] = int(m.group(2))
+                    # Static functions of one name in several files: one row.
+                    p = prof.setdefault(int(m.group(1)), {})
+                    p[m.group(3)] = p.get(m.group(3), 0) + int(m.group(2))
         served = guest_marks = None
+        sections = {}
         with open(path + ".log") as f:
             for line in f:
+                m = re.search(r"rslub_bench: section rslub (\S+) (0x[0-9a-f]+)", line)
+                if m:
+                    sections[m.group(1)] = int(m.group(2), 16)
                 m = re.search(r"rslub_bench: SERVED (\d+) (\d+)", line)
                 if m:
                     served = (int(m.group(1)), int(m.group(2)))
@@ -87,19 +95,51 @@ def load(rundir):
                 r["kinsns"] = b[1] - a[1]
                 r["served"] = served
                 if prof:
-                    r["prof"] = run_profile(path, prof, r)
+                    r["prof"] = run_profile(path, prof, r, module_names(path + ".ko", sections))
                 recs.append(r)
     return recs
 
 
-def run_profile(path, prof, r):
+def module_names(ko, sections):
+    """A function naming the blocks past the kernel's text (count.c's @HEX) by rslub's
+    symbols, from the module @ko the boot loaded and where the guest said its text
+    @sections are: "rslub: FUNCTION", or [modules, other] (another module, ftrace's
+    trampolines)."""
+    funcs = []
+    if sections and os.path.exists(ko):
+        names = {}
+        for line in subprocess.run(["readelf", "-SW", ko], capture_output=True, text=True,
+                                   check=True).stdout.splitlines():
+            m = re.match(r"\s*\[\s*(\d+)\]\s+(\S+)", line)
+            if m:
+                names[m.group(1)] = m.group(2)
+        for line in subprocess.run(["readelf", "-sW", "-C", ko], capture_output=True,
+                                   text=True, check=True).stdout.splitlines():
+            f = line.split(None, 7)
+            if len(f) == 8 and f[3] == "FUNC" and names.get(f[6]) in sections:
+                start = sections[names[f[6]]] + int(f[1], 16)
+                funcs.append((start, start + int(f[2]), "rslub: " + f[7].replace("rslub::", "")))
+    funcs.sort()
+    starts = [f[0] for f in funcs]
+
+    def name_of(sym):
+        if not sym.startswith("@"):
+            return sym
+        a = int(sym[1:], 16)
+        i = bisect.bisect_right(starts, a) - 1
+        return funcs[i][2] if i >= 0 and a < funcs[i][1] else "[modules, other]"
+    return name_of
+
+
+def run_profile(path, prof, r, name_of):
     """The kernel's instructions of run @r by symbol (PROFILE=1 boots: count.c's "prof"
     lines after each mark, of what ran since the mark before), which add up to its
     kernel-mode count: each block counts whole for both."""
     out = {}
     for m in range(r["mark0"] + 1, r["mark1"] + 1):
-        for name, n in prof.get(m, {}).items():
-            if name != "[user]":
+        for sym, n in prof.get(m, {}).items():
+            if sym != "[user]":
+                name = name_of(sym)
                 out[name] = out.get(name, 0) + n
     if sum(out.values()) != r["kinsns"]:
         sys.exit(f"{path}: the profile of marks {r['mark0']}-{r['mark1']} sums to "
@@ -389,6 +429,22 @@ def fidelity_groups(recs, exp):
              find("n2-rslub", d), find("n2-rslub-tuned", d)) for d in defers]
 
 
+# The kernel's 2-node boots with QEMU's -seed 1, 2 and 3 (bench_whole.sh).
+KERNEL_SEEDS = ("n2-kernel", "n2-kernel-seed2", "n2-kernel-seed3")
+
+
+def kernel_spread(recs, exp, defer=None, boots=KERNEL_SEEDS):
+    """How far boots of one allocator differ on a workload: the range of the kernel's
+    kernel-mode instructions per unit over its @boots (-seed 1, 2, 3), over the first's;
+    None with fewer than two of them."""
+    runs = [r for b in boots for r in recs if r["boot"] == b and r["exp"] == exp
+            and r.get("defer") == defer]
+    if len(runs) < 2 or runs[0]["boot"] != boots[0]:
+        return None
+    v = [per(r, r["kinsns"]) for r in runs]
+    return (max(v) - min(v)) / v[0]
+
+
 # The profiled boots (bench_whole.sh, PROFILE=1) in their columns' order.
 PROFILED = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
             ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
@@ -404,6 +460,7 @@ def profile_section(recs, rows=12):
                 continue
             cols = [(r, name) for r, (_, name) in zip(runs, PROFILED) if r and "prof" in r]
             rsl = [r for r, _ in cols if r["alloc"] == "rslub"]
+            rsl_names = [name for r, name in cols if r["alloc"] == "rslub"]
             if not rsl:
                 continue
 
@@ -417,12 +474,17 @@ def profile_section(recs, rows=12):
                             + [f"{pu(r, sym) - pu(k7, sym):+.0f}" for r in rsl])
             total = ["all kernel-mode"] + [f"{per(r, r['kinsns']):.0f}" for r, _ in cols] \
                 + [f"{per(r, r['kinsns']) - per(k7, k7['kinsns']):+.0f}" for r in rsl]
+            mine = ["rslub's functions, all"] + [
+                f"{sum(v for k, v in r['prof'].items() if k.startswith('rslub: ')) / r['units']:.0f}"
+                for r, _ in cols] + [
+                f"{sum(v for k, v in r['prof'].items() if k.startswith('rslub: ')) / r['units']:+.0f}"
+                for r in rsl]
             shown = ["the rows above"] + [f"{sum(pu(r, k) for k in top):.0f}" for r, _ in cols] \
                 + [f"{sum(pu(r, k) - pu(k7, k) for k in top):+.0f}" for r in rsl]
             title = f"{exp}{' (' + prefix.rstrip(': ') + ')' if prefix else ''}, per {WORK[exp][0]}"
             out.append(f"{title}\n{'-' * len(title)}\n")
             out.append(table(["symbol"] + [name for _, name in cols]
-                             + [f"{label(r)} - sheaves" for r in rsl], body + [shown, total]))
+                             + [f"{name} - sheaves" for name in rsl_names], body + [shown, mine, total]))
     if out:
         out.insert(0, "Where the instructions go\n=========================\n")
         out.insert(1, "Each workload's kernel-mode instructions per unit of work by the symbol "
@@ -430,10 +492,11 @@ def profile_section(recs, rows=12):
                    "plugin with the kernel's ``System.map``,\n``PROFILE=1``; a block of "
                    "instructions counts to the symbol its first address is in): the\n"
                    f"{rows} symbols whose count differs most between sheaves and rslub. "
-                   "rslub's own code, its\nhooks' trampolines and replacements included, is "
-                   "``[modules]`` (with the benchmark's\nmodules, which run only in the "
-                   "micro runs). 6.12 is another kernel: its symbols are\nits own, compare "
-                   "it by the totals. The marginal runs (the larger run less the smaller)\n"
+                   "rslub's functions are\n``rslub: NAME`` (by the module the boot loaded "
+                   "and where the guest said its text is),\nthe trampolines and replacements "
+                   "of its hooks among them; ``[modules, other]`` is\nanother module's text or "
+                   "ftrace's. 6.12 is another kernel: its symbols are its own,\ncompare it by "
+                   "the totals. The marginal runs (the larger run less the smaller)\n"
                    "have their profiles subtracted too, so a symbol can count below zero.\n")
     return out
 
@@ -837,26 +900,32 @@ def main():
         doc.append(f"In the rslub boot, rslub served {served[0]} caches and size classes at the "
                    f"end, and refused {served[1]}\n(each with its reason in the ``back`` file; "
                    "the console log has the list).\n")
-    seed2 = [r for r in recs if r["boot"] == "n2-kernel-seed2"]
-    if seed2:
-        doc.append("How much two boots differ\n=========================\n")
-        doc.append("The kernel's boot again with other random numbers (QEMU's ``-seed 2``): "
-                   "the same\nallocator, the same workloads. Each boot runs the same "
-                   "instructions every time, but\nanother boot lays memory out and schedules "
-                   "differently: a difference between\nallocators of the order shown here says "
-                   "nothing.\n")
+    seeds = [r for r in recs if r["boot"] in KERNEL_SEEDS[1:]]
+    if seeds:
+        doc.append("How much boots differ\n=====================\n")
+        doc.append("The kernel's boot again with other random numbers (QEMU's ``-seed 2`` and "
+                   "``-seed 3``):\nthe same allocator, the same workloads. Each boot runs the "
+                   "same instructions every time,\nbut another boot lays memory out and "
+                   "schedules differently. The *spread* is the range of\nthe three boots' "
+                   "kernel-mode instructions per unit over the first's: a difference between\n"
+                   "allocators within it says nothing (the headline calls it a tie). Three "
+                   "boots are still\nfew: more would show a wider range, so a ratio just "
+                   "outside it is no strong result either.\n")
         body = []
-        for r2 in seed2:
-            r1 = next((r for r in main_recs if r["alloc"] == "kernel" and r["exp"] == r2["exp"]
-                       and r.get("defer") == r2.get("defer")), None)
-            if not r1:
+        for r1 in (r for r in main_recs if r["alloc"] == "kernel"):
+            others = [next((r for r in seeds if r["boot"] == b and r["exp"] == r1["exp"]
+                            and r.get("defer") == r1.get("defer")), None)
+                      for b in KERNEL_SEEDS[1:]]
+            if not any(others):
                 continue
-            name = r2["exp"] + (f" (defer {r2['defer']})" if "defer" in r2 else "")
-            body.append([name, f"{per(r1, r1['insns']):.0f}", f"{per(r2, r2['insns']):.0f}",
-                         f"{100.0 * (r2['insns'] / r1['insns'] - 1):+.2f}%",
-                         f"{max(0.0, per(r1, r1['pgfault'])):.1f}" if "pgfault" in r1 else "-"])
-        doc.append(table(["workload", "instructions / unit, seed 1", "seed 2", "difference",
-                          "page faults / unit, seed 1"], body))
+            name = r1["exp"] + (f" (defer {r1['defer']})" if "defer" in r1 else "")
+            sp = kernel_spread(recs, r1["exp"], r1.get("defer"))
+            body.append([name, f"{per(r1, r1['kinsns']):.0f}"]
+                        + [f"{per(r, r['kinsns']):.0f}" if r else "-" for r in others]
+                        + [f"{100.0 * sp:.2f}%" if sp is not None else "-",
+                           f"{max(0.0, per(r1, r1['pgfault'])):.1f}" if "pgfault" in r1 else "-"])
+        doc.append(table(["workload", "kernel-mode instructions / unit, seed 1", "seed 2",
+                          "seed 3", "spread", "page faults / unit, seed 1"], body))
     doc.append("Side by side, 2 nodes\n=====================\n")
     hook_share = []
     for exp in ("hackbench", "fio", "pingpong", "fork", "execve", "kfree_rcu"):

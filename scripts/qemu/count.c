@@ -21,10 +21,11 @@
  * same for every mark.
  *
  * With map=FILE (the guest kernel's System.map), it also profiles: each block's
- * instructions go to the text symbol its first address falls in (or to [user], or to
- * [modules] past the kernel's _etext: rslub and the benchmark's modules), and each mark
- * is followed by every symbol that ran since the mark before, most first (top=N: only
- * the first N):
+ * instructions go to the text symbol its first address falls in, or to [user]; a block
+ * past the kernel's _etext (modules, and ftrace's trampolines) to its own address,
+ * @HEX, which the report maps to a module's symbol from the sections the guest printed
+ * (the first 64 Ki such blocks; later ones to [modules]). Each mark is followed by every
+ * symbol that ran since the mark before, most first (top=N: only the first N):
  *
  *   prof N COUNT SYMBOL
  *
@@ -39,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <glib.h>
 
 #include <qemu-plugin.h>
 
@@ -55,17 +58,20 @@ static const uint8_t marker[] = { 0x66, 0x87, 0xdb };
 static uint64_t all, kernel, marks;
 
 /*
- * The profile (map=FILE): the text symbols sorted by address, their counts, and the
- * counts at the last mark. Entries 0 and 1 are [user] and [modules].
+ * The profile (map=FILE): the text symbols sorted by address, then the blocks past
+ * _etext as they are first translated (up to MODULE_BLOCKS of them), their counts, and
+ * the counts at the last mark. Entries 0 and 1 are [user] and [modules].
  */
 struct sym {
 	uint64_t addr;
 	char *name;
 };
+#define MODULE_BLOCKS 65536
 static struct sym *syms;
 static uint64_t *counts, *at_mark;
-static size_t nsyms, top = SIZE_MAX;
+static size_t nsyms, nkernel, top = SIZE_MAX;
 static uint64_t etext;
+static GHashTable *module_blocks;	/* address -> entry + 1 */
 
 static int by_addr(const void *a, const void *b)
 {
@@ -99,19 +105,40 @@ static bool load_map(const char *path)
 	}
 	fclose(f);
 	qsort(syms + 2, nsyms - 2, sizeof(*syms), by_addr);
-	counts = calloc(nsyms, sizeof(*counts));
-	at_mark = calloc(nsyms, sizeof(*at_mark));
+	nkernel = nsyms;
+	syms = realloc(syms, (nkernel + MODULE_BLOCKS) * sizeof(*syms));
+	counts = calloc(nkernel + MODULE_BLOCKS, sizeof(*counts));
+	at_mark = calloc(nkernel + MODULE_BLOCKS, sizeof(*at_mark));
+	module_blocks = g_hash_table_new(g_int64_hash, g_int64_equal);
 	return nsyms > 2 && etext;
+}
+
+/* The entry of a block at @pc past _etext: its own, made at its first translation. */
+static size_t module_block(uint64_t pc)
+{
+	size_t i = GPOINTER_TO_SIZE(g_hash_table_lookup(module_blocks, &pc));
+	char name[24];
+
+	if (i)
+		return i - 1;
+	if (nsyms == nkernel + MODULE_BLOCKS)
+		return 1;
+	snprintf(name, sizeof(name), "@%" PRIx64, pc);
+	syms[nsyms] = (struct sym){ pc, strdup(name) };
+	g_hash_table_insert(module_blocks, &syms[nsyms].addr, GSIZE_TO_POINTER(nsyms + 1));
+	return nsyms++;
 }
 
 /* The entry of the symbol @pc falls in. */
 static size_t sym_of(uint64_t pc)
 {
-	size_t lo = 2, hi = nsyms;
+	size_t lo = 2, hi = nkernel;
 
 	if (!(pc >> 63))
 		return 0;
-	if (pc >= etext || pc < syms[2].addr)
+	if (pc >= etext)
+		return module_block(pc);
+	if (pc < syms[2].addr)
 		return 1;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
