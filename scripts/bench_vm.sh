@@ -208,10 +208,12 @@ fi
 # Two waits of the boot that measure nothing and cost seconds under TCG: the INIT delay
 # before each secondary CPU starts (10 ms of busy waiting, as the kernel takes QEMU's
 # "AMD ... family 6" for an old CPU: cpu_init_udelay=0, what it uses on any recent one),
-# and, under -icount, the delay loop's calibration on each socket's first CPU: there the
-# TSC runs at one tick a guest nanosecond (the kernels measure 999.99 to 1000.01 MHz), so
-# lpj, the ticks of a jiffy, is 10^9 / HZ. Without them a boot ran ~260 M instructions and
-# 4-5 s of host time more before /init (README.md, the times of make bench).
+# and, under -icount, the delay loop's calibration on every secondary CPU (its TSC is
+# taken for unsynchronized, so no CPU takes another's value): there the TSC runs at one
+# tick a guest nanosecond (the kernels measure 999.99 to 1000.01 MHz), so lpj, the ticks
+# of a jiffy, is 10^9 / HZ, which a preset lpj gives every CPU (it only sizes udelay()'s
+# waits). Without them a boot ran ~260 M instructions and 4-5 s of host time more before
+# /init (README.md, the times of make bench).
 boot_args="cpu_init_udelay=0"
 if [ "${WALLCLOCK:-0}" = 1 ]; then
 	# The secondary figure: wall clock, every vCPU in a host thread of its own.
@@ -227,7 +229,11 @@ fi
 # COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT;
 # PROFILE=1: with the kernel's symbols, for its profile of each run.
 plugin=${COUNT_PLUGIN:-}
-[ "${PROFILE:-0}" != 1 ] || plugin+=",map=$kdir/System.map"
+if [ "${PROFILE:-0}" = 1 ]; then
+	# Its table of module blocks grows as blocks are translated: one vCPU thread only.
+	[ "${WALLCLOCK:-0}" != 1 ] || die "PROFILE=1 needs -icount: not with WALLCLOCK=1"
+	plugin+=",map=$kdir/System.map"
+fi
 [ -z "${COUNT_PLUGIN:-}" ] || qemu+=(-plugin "$plugin" -d plugin -D "$rundir/count.log")
 qemu+=(-display none -vga none -parallel none -net none -monitor none -no-reboot
 	-serial "file:$rundir/console.log"

@@ -29,7 +29,7 @@
 #   each profile, and the ratio of rslub's classic counters to 6.12's.
 # Variables: CPUS (4), SWEEP (1), TIMEOUT (per boot, 1800 s), FIDELITY=1 (only the boots
 # of the side-by-side tables: make bench PART=fidelity), HEADLINE=1 (only the headline's
-# five boots: make bench PART=headline), WORKLOADS (those of the 2-node
+# six boots: make bench PART=headline), WORKLOADS (those of the 2-node
 # boots, all by default), and the workloads' sizes (HB_GROUPS, HB_LOOPS, FIO_MIB,
 # PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
 set -euo pipefail
@@ -150,15 +150,18 @@ fi
 all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
 # The three columns: sheaves 7.3, classic SLUB 6.12, rslub on 7.3 (each profile); each
 # kernel's counters from its SLUB_STATS build.
-# These four boots profile each run by symbol too (PROFILE=1: the page's "Where the
-# instructions go"), which the counts do not see: the plugin counts outside the guest.
+# In the full run these four boots profile each run by symbol too (PROFILE=1: the page's
+# "Where the instructions go"), which the counts do not see: the plugin counts outside
+# the guest. PART=fidelity shows no profile.
 # The fast paths (micro) only where a page shows them: the kernel's, 6.12's and the
 # whole kernel on rslub's classic profile.
 fidelity() {
-	PROFILE=1 NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
-	PROFILE=1 NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
-	PROFILE=1 NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned ${all/micro/}
-	RSLUB_KSERIES=6.12 PROFILE=1 NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
+	local prof=1
+	[ "${FIDELITY:-0}" != 1 ] || prof=0
+	PROFILE=$prof NODES=2 boot "$out/n2-kernel.jsonl" alloc=kernel $all
+	PROFILE=$prof NODES=2 boot "$out/n2-rslub.jsonl" alloc=rslub $all
+	PROFILE=$prof NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned ${all/micro/}
+	RSLUB_KSERIES=6.12 PROFILE=$prof NODES=2 boot "$out/n2-classic.jsonl" alloc=kernel $all
 	VARIANT=stats NODES=2 boot "$out/stats-n2-kernel.jsonl" alloc=kernel ${all/micro/}
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/stats-n2-classic.jsonl" alloc=kernel ${all/micro/}
 	# How far the counters of hackbench and the ping-pong move between two boots of one
@@ -215,8 +218,9 @@ WHOLE_FILES=build NODES=4 MEM_PER_NODE=512 SEED=2 boot "$out/n4-kernel-build-see
 	alloc=kernel build
 # The kernel's boot with other random numbers (QEMU's -seed): how much two boots of one
 # allocator differ, the scale below which a difference between allocators says nothing.
-NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel ${all/micro/}
-NODES=2 SEED=3 boot "$out/n2-kernel-seed3.jsonl" alloc=kernel ${all/micro/}
+# The same command line as the first's (its micro too), only the seed differs.
+NODES=2 SEED=2 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
+NODES=2 SEED=3 boot "$out/n2-kernel-seed3.jsonl" alloc=kernel $all
 # The sweep's boots carry hackbench alone (WHOLE_FILES empty: an initramfs a sixth the
 # size, half the boot's time), and so does its kernel row's boot.
 if [ "${SWEEP:-1}" = 1 ]; then

@@ -80,8 +80,9 @@ rslub)
 *) fatal "unknown allocator $ALLOC" ;;
 esac
 # Where rslub's text is, for a profiled boot's report (its blocks past the kernel's text
-# by their module's symbols: scripts/qemu/count.c).
+# by their module's symbols: scripts/qemu/count.c); not its init text, freed by now.
 for s in /sys/module/rslub/sections/.text /sys/module/rslub/sections/.*.text; do
+	case "${s##*/}" in .init.*) continue ;; esac
 	[ ! -r "$s" ] || say "section rslub ${s##*/} $(cat "$s")"
 done
 # Whether the hooks' hottest functions are direct calls (rslub's direct= parameter; a

@@ -60,7 +60,7 @@ def load(rundir):
                     # Static functions of one name in several files: one row.
                     p = prof.setdefault(int(m.group(1)), {})
                     p[m.group(3)] = p.get(m.group(3), 0) + int(m.group(2))
-        served = guest_marks = None
+        served = guest_marks = name_of = None
         sections = {}
         with open(path + ".log") as f:
             for line in f:
@@ -95,7 +95,8 @@ def load(rundir):
                 r["kinsns"] = b[1] - a[1]
                 r["served"] = served
                 if prof:
-                    r["prof"] = run_profile(path, prof, r, module_names(path + ".ko", sections))
+                    name_of = name_of or module_names(path + ".ko", sections)
+                    r["prof"] = run_profile(path, prof, r, name_of)
                 recs.append(r)
     return recs
 
@@ -451,7 +452,10 @@ PROFILED = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
 
 
 def profile_section(recs, rows=12):
-    """Where each workload's kernel-mode instructions go, by symbol, per unit of work: the\n    @rows symbols whose count differs most between sheaves and rslub (either profile),\n    from the profiled boots' runs (count.c's map=). rslub's own code is [modules]."""
+    """Where each workload's kernel-mode instructions go, by symbol, per unit of work: the
+    @rows symbols whose count differs most between sheaves and rslub (either profile),
+    from the profiled boots' runs (count.c's map=); rslub's functions are "rslub: NAME"
+    (module_names())."""
     out = []
     for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu"):
         for prefix, *runs in fidelity_groups(recs, exp):
@@ -467,7 +471,8 @@ def profile_section(recs, rows=12):
             def pu(r, sym):
                 return r["prof"].get(sym, 0) / r["units"]
             syms = k7["prof"].keys() | {k for r in rsl for k in r["prof"]}
-            top = sorted(syms, key=lambda k: -max(abs(pu(r, k) - pu(k7, k)) for r in rsl))[:rows]
+            top = sorted(syms, key=lambda k: (-max(abs(pu(r, k) - pu(k7, k)) for r in rsl),
+                                              k))[:rows]
             body = []
             for sym in top:
                 body.append([f"``{sym}``"] + [f"{pu(r, sym):.0f}" for r, _ in cols]
@@ -906,11 +911,12 @@ def main():
         doc.append("The kernel's boot again with other random numbers (QEMU's ``-seed 2`` and "
                    "``-seed 3``):\nthe same allocator, the same workloads. Each boot runs the "
                    "same instructions every time,\nbut another boot lays memory out and "
-                   "schedules differently. The *spread* is the range of\nthe three boots' "
+                   "schedules differently. The *spread* is the range of\nthe boots' "
                    "kernel-mode instructions per unit over the first's: a difference between\n"
-                   "allocators within it says nothing (the headline calls it a tie). Three "
-                   "boots are still\nfew: more would show a wider range, so a ratio just "
-                   "outside it is no strong result either.\n")
+                   "allocators within it says nothing (the headline calls it a tie). "
+                   f"{1 + len({r['boot'] for r in seeds})} boots are still\nfew: more would "
+                   "show a wider range, so a ratio just outside it is no strong result "
+                   "either.\n")
         body = []
         for r1 in (r for r in main_recs if r["alloc"] == "kernel"):
             others = [next((r for r in seeds if r["boot"] == b and r["exp"] == r1["exp"]

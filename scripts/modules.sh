@@ -19,8 +19,10 @@ mkdir -p "$out"
 # RSLUB_BUILD_ONCE=ID (make bench sets it for its run): with no make target given, build
 # into each output folder once for that ID; the run's later boots load those modules
 # without make's checks (1.5 s of host time a boot).
+# The marker names the run and the kernel build (rebuilt kernel: rebuilt modules).
 once=$out/.built-for-run
-if [ $# -eq 0 ] && [ -n "${RSLUB_BUILD_ONCE:-}" ] && [ "$(cat "$once" 2>/dev/null)" = "$RSLUB_BUILD_ONCE" ]; then
+stamp="${RSLUB_BUILD_ONCE:-} $(stat -c %Y "$kdir/Module.symvers" 2>/dev/null || echo none)"
+if [ $# -eq 0 ] && [ -n "${RSLUB_BUILD_ONCE:-}" ] && [ "$(cat "$once" 2>/dev/null)" = "$stamp" ]; then
 	printf '%s\n' "$out"
 	exit 0
 fi
@@ -43,5 +45,5 @@ src=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")/tools/mm/sl
 if [ -f "$src" ] && [ ! "$out/slabinfo" -nt "$src" ]; then
 	"clang$RSLUB_LLVM" -O2 -o "$out/slabinfo" "$src" >&2 || die "cannot build $src"
 fi
-[ -z "${RSLUB_BUILD_ONCE:-}" ] || printf '%s\n' "$RSLUB_BUILD_ONCE" > "$once"
+[ $# -ne 0 ] || [ -z "${RSLUB_BUILD_ONCE:-}" ] || printf '%s\n' "$stamp" > "$once"
 printf '%s\n' "$out"

@@ -21,10 +21,12 @@
  * same for every mark.
  *
  * With map=FILE (the guest kernel's System.map), it also profiles: each block's
- * instructions go to the text symbol its first address falls in, or to [user]; a block
- * past the kernel's _etext (modules, and ftrace's trampolines) to its own address,
- * @HEX, which the report maps to a module's symbol from the sections the guest printed
- * (the first 64 Ki such blocks; later ones to [modules]). Each mark is followed by every
+ * instructions go to the text symbol its first address falls in (its init text's too),
+ * or to [user]; a block past the kernel's image (_end: modules, and ftrace's
+ * trampolines) to its own address, @HEX, which the report maps to a module's symbol
+ * from the sections the guest printed (the first 64 Ki such blocks; later ones to
+ * [modules], with a line that says so). Where a function shares its address with a
+ * marker of the linker's (__softirqentry_text_start), the function's name is taken. Each mark is followed by every
  * symbol that ran since the mark before, most first (top=N: only the first N):
  *
  *   prof N COUNT SYMBOL
@@ -37,6 +39,7 @@
  * (Debian's source package of that version) and glib's headers.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +62,7 @@ static uint64_t all, kernel, marks;
 
 /*
  * The profile (map=FILE): the text symbols sorted by address, then the blocks past
- * _etext as they are first translated (up to MODULE_BLOCKS of them), their counts, and
+ * _end as they are first translated (up to MODULE_BLOCKS of them), their counts, and
  * the counts at the last mark. Entries 0 and 1 are [user] and [modules].
  */
 struct sym {
@@ -70,14 +73,28 @@ struct sym {
 static struct sym *syms;
 static uint64_t *counts, *at_mark;
 static size_t nsyms, nkernel, top = SIZE_MAX;
-static uint64_t etext;
+static uint64_t end;
 static GHashTable *module_blocks;	/* address -> entry + 1 */
 
+/* Whether @name marks a place for the linker rather than names a function. */
+static bool marker_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (!strncmp(name, "__", 2) && ((n > 6 && !strcmp(name + n - 6, "_start")) ||
+					    (n > 4 && !strcmp(name + n - 4, "_end")))) ||
+	       !strncmp(name, "__pi_", 5) || !strcmp(name, "_stext") || !strcmp(name, "_text") ||
+	       !strcmp(name, "_sinittext");
+}
+
+/* By address, and at one address the markers first: the search takes the last. */
 static int by_addr(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return marker_name(y->name) - marker_name(x->name);
 }
 
 /* Reads the text symbols of @path (System.map); false if it has none. */
@@ -95,8 +112,8 @@ static bool load_map(const char *path)
 	syms[1] = (struct sym){ 0, "[modules]" };
 	nsyms = 2;
 	while (fscanf(f, "%" SCNx64 " %c %511s", &addr, &type, name) == 3) {
-		if (!strcmp(name, "_etext"))
-			etext = addr;
+		if (!strcmp(name, "_end"))
+			end = addr;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		if (nsyms == cap)
@@ -110,10 +127,14 @@ static bool load_map(const char *path)
 	counts = calloc(nkernel + MODULE_BLOCKS, sizeof(*counts));
 	at_mark = calloc(nkernel + MODULE_BLOCKS, sizeof(*at_mark));
 	module_blocks = g_hash_table_new(g_int64_hash, g_int64_equal);
-	return nsyms > 2 && etext;
+	return nsyms > 2 && end;
 }
 
-/* The entry of a block at @pc past _etext: its own, made at its first translation. */
+/*
+ * The entry of a block at @pc past _end: its own, made at its first translation (under
+ * -icount, on the one thread that runs every vCPU: scripts/bench_vm.sh allows no
+ * profile without it).
+ */
 static size_t module_block(uint64_t pc)
 {
 	size_t i = GPOINTER_TO_SIZE(g_hash_table_lookup(module_blocks, &pc));
@@ -121,8 +142,15 @@ static size_t module_block(uint64_t pc)
 
 	if (i)
 		return i - 1;
-	if (nsyms == nkernel + MODULE_BLOCKS)
+	if (nsyms == nkernel + MODULE_BLOCKS) {
+		static bool said;
+
+		if (!said)
+			qemu_plugin_outs("count: more than 65536 blocks past the kernel's image: "
+					 "the rest count to [modules]\n");
+		said = true;
 		return 1;
+	}
 	snprintf(name, sizeof(name), "@%" PRIx64, pc);
 	syms[nsyms] = (struct sym){ pc, strdup(name) };
 	g_hash_table_insert(module_blocks, &syms[nsyms].addr, GSIZE_TO_POINTER(nsyms + 1));
@@ -136,7 +164,7 @@ static size_t sym_of(uint64_t pc)
 
 	if (!(pc >> 63))
 		return 0;
-	if (pc >= etext)
+	if (pc >= end)
 		return module_block(pc);
 	if (pc < syms[2].addr)
 		return 1;
@@ -255,7 +283,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "map=", 4)) {
 			if (!load_map(argv[i] + 4)) {
-				fprintf(stderr, "count: no text symbols and _etext in %s\n", argv[i] + 4);
+				fprintf(stderr, "count: no text symbols and _end in %s\n", argv[i] + 4);
 				return -1;
 			}
 		} else if (!strncmp(argv[i], "top=", 4)) {
