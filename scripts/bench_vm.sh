@@ -229,6 +229,8 @@ fi
 # COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT;
 # PROFILE=1: with the kernel's symbols, for its profile of each run.
 plugin=${COUNT_PLUGIN:-}
+# Under -icount every vCPU runs on one thread: the plugin adds without locking.
+[ "${WALLCLOCK:-0}" = 1 ] || plugin+=",single=1"
 if [ "${PROFILE:-0}" = 1 ]; then
 	# Its table of module blocks grows as blocks are translated: one vCPU thread only.
 	[ "${WALLCLOCK:-0}" != 1 ] || die "PROFILE=1 needs -icount: not with WALLCLOCK=1"

@@ -54,11 +54,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 static const uint8_t marker[] = { 0x66, 0x87, 0xdb };
 
 /*
- * Totals over all vCPUs. Under -icount QEMU runs the vCPUs in turn on one thread; the
- * adds are atomic all the same, so that a run without it (multi-threaded TCG) counts
- * right too.
+ * Totals over all vCPUs. Under -icount QEMU runs the vCPUs in turn on one thread, and
+ * single=1 says so: plain adds. Without it the adds are atomic, so that multi-threaded
+ * TCG counts right too.
  */
 static uint64_t all, kernel, marks;
+static bool single;
 
 /*
  * The profile (map=FILE): the text symbols sorted by address, then the blocks past
@@ -187,21 +188,21 @@ static int by_delta(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* The top symbols since the last mark, as "prof N COUNT SYMBOL" lines. */
+/* The top symbols since the last mark, as "prof N COUNT SYMBOL" lines, in one write. */
 static void print_profile(uint64_t mark)
 {
 	size_t *ran = malloc(nsyms * sizeof(*ran)), n = 0, i;
-	char line[640];
+	GString *out = g_string_new(NULL);
 
 	for (i = 0; i < nsyms; i++)
 		if (counts[i] != at_mark[i])
 			ran[n++] = i;
 	qsort(ran, n, sizeof(*ran), by_delta);
-	for (i = 0; i < n && i < top; i++) {
-		snprintf(line, sizeof(line), "prof %" PRIu64 " %" PRIu64 " %s\n", mark,
-			 counts[ran[i]] - at_mark[ran[i]], syms[ran[i]].name);
-		qemu_plugin_outs(line);
-	}
+	for (i = 0; i < n && i < top; i++)
+		g_string_append_printf(out, "prof %" PRIu64 " %" PRIu64 " %s\n", mark,
+				       counts[ran[i]] - at_mark[ran[i]], syms[ran[i]].name);
+	qemu_plugin_outs(out->str);
+	g_string_free(out, TRUE);
 	for (i = 0; i < nsyms; i++)
 		at_mark[i] = counts[i];
 	free(ran);
@@ -233,15 +234,32 @@ static void on_block(unsigned int vcpu, void *udata)
 		__atomic_fetch_add(&kernel, v >> 1, __ATOMIC_RELAXED);
 }
 
-/* The same when profiling: @udata's bits 16 and up are also the symbol's entry. */
+/*
+ * The same with plain adds, where every vCPU runs on one thread (single=1: -icount,
+ * which scripts/bench_vm.sh says): a locked add a block costs a boot about a third of
+ * its host time.
+ */
+static void on_block_single(unsigned int vcpu, void *udata)
+{
+	uintptr_t v = (uintptr_t)udata;
+
+	all += v >> 1;
+	if (v & 1)
+		kernel += v >> 1;
+}
+
+/*
+ * The same when profiling: @udata's bits 16 and up are also the symbol's entry. Plain
+ * adds: a profile needs single=1.
+ */
 static void on_block_profiled(unsigned int vcpu, void *udata)
 {
 	uintptr_t v = (uintptr_t)udata, n = (v >> 1) & 0x7fff;
 
-	__atomic_fetch_add(&all, n, __ATOMIC_RELAXED);
+	all += n;
 	if (v & 1)
-		__atomic_fetch_add(&kernel, n, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&counts[v >> 16], n, __ATOMIC_RELAXED);
+		kernel += n;
+	counts[v >> 16] += n;
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -254,7 +272,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block_profiled, QEMU_PLUGIN_CB_NO_REGS,
 						     (void *)(v | sym_of(qemu_plugin_tb_vaddr(tb)) << 16));
 	else
-		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, (void *)v);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, single ? on_block_single : on_block,
+						     QEMU_PLUGIN_CB_NO_REGS, (void *)v);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint8_t bytes[sizeof(marker)];
@@ -286,12 +305,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				fprintf(stderr, "count: no text symbols and _end in %s\n", argv[i] + 4);
 				return -1;
 			}
+		} else if (!strcmp(argv[i], "single=1")) {
+			single = true;
 		} else if (!strncmp(argv[i], "top=", 4)) {
 			top = strtoul(argv[i] + 4, NULL, 10);
 		} else {
 			fprintf(stderr, "count: unknown argument %s\n", argv[i]);
 			return -1;
 		}
+	}
+	if (counts && !single) {
+		fprintf(stderr, "count: map= needs single=1 (every vCPU on one thread)\n");
+		return -1;
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
