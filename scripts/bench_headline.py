@@ -13,8 +13,8 @@ import os
 
 from bench_common import report_commit, table
 from bench_report import svg_bars
-from bench_whole_report import (WORK, denoise, fidelity_groups, kernel_spread, load, marginal,
-                                per)
+from bench_whole_report import (WORK, allocator_code, denoise, fidelity_groups, kernel_spread,
+                                load, load_slab_functions, marginal, per)
 
 # The allocators side by side, as bench_whole.sh's boots name them.
 COLUMNS = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
@@ -47,7 +47,7 @@ def workload_rows(recs):
             label = f"{exp} ({prefix.rstrip(': ')}), per {WORK[exp][0]}" if prefix \
                 else f"{exp}, per {WORK[exp][0]}"
             rows.append((label, [per(r, r["kinsns"]) if r else None for r in (k7, k6, rc, rt)],
-                         spread))
+                         spread, [share(k7), share(rt)]))
     # The build (seed 003), on 4 nodes and on 1 in 2 GiB, under rslub's classic profile
     # only; its spread is the 4-node kernel build's own -seed 2 boot.
     for n in (4, 1):
@@ -58,8 +58,16 @@ def workload_rows(recs):
         spread = kernel_spread(recs, "build", None,
                                (f"n{n}-kernel-build", f"n{n}-kernel-build-seed2"))
         rows.append((f"build on {n} node{'s' if n > 1 else ''}, per {WORK['build'][0]}",
-                     [per(r, r["kinsns"]) if r else None for r in (k7, k6, rc, None)], spread))
+                     [per(r, r["kinsns"]) if r else None for r in (k7, k6, rc, None)], spread,
+                     [None, None]))
     return rows
+
+
+def share(r):
+    """Run @r's allocator code (bench_whole_report.allocator_code()) over its kernel-mode
+    instructions; None without a profile."""
+    code = allocator_code(r) if r else None
+    return code / r["kinsns"] if code is not None else None
 
 
 def cell(v):
@@ -68,15 +76,18 @@ def cell(v):
 
 def headline_table(rows):
     body = []
-    for label, (k7, k6, rc, rt), spread in rows:
+    for label, (k7, k6, rc, rt), spread, shares in rows:
         line = [label] + [cell(v) for v in (k7, k6, rc, rt)]
         for v, goal in ((rc, GOAL_CLASSIC), (rt, GOAL_TUNED)):
             line.append(f"{v / k7:.3f} ({verdict(v / k7, goal, spread)})" if v else "-")
         line.append(f"{100 * spread:.2f}%" if spread is not None else "-")
+        line.append(" / ".join(f"{100 * x:.1f}%" if x is not None else "-" for x in shares)
+                    if any(x is not None for x in shares) else "-")
         body.append(line)
     return table(["workload", "sheaves 7.3", "classic SLUB 6.12", "rslub classic",
                   "rslub tuned", f"rslub classic / sheaves (goal {GOAL_CLASSIC})",
-                  f"rslub tuned / sheaves (goal {GOAL_TUNED})", "spread"], body)
+                  f"rslub tuned / sheaves (goal {GOAL_TUNED})", "spread",
+                  "allocator code, sheaves / rslub tuned"], body)
 
 
 def micro_rows(micro):
@@ -106,6 +117,7 @@ def main():
     ap.add_argument("--seconds", type=int)
     a = ap.parse_args()
     every = denoise(marginal(load(a.rundir)))
+    load_slab_functions(a.rundir)
     micro = [r for r in every if r["exp"] == "micro"]
     recs = [r for r in every if r.get("table", True) and r["exp"] != "micro"
             and not r["boot"].startswith("stats-")]
@@ -134,21 +146,36 @@ def main():
         os.makedirs(os.path.join(a.docdir, "benchmarks"), exist_ok=True)
         svg_bars(os.path.join(a.docdir, "benchmarks", "results.svg"),
                  "Kernel-mode instructions per unit, % of sheaves 7.3", "% of sheaves 7.3",
-                 [label.split(",")[0] for label, _, _ in rows],
+                 [label.split(",")[0] for label, _, _, _ in rows],
                  [name for _, name in COLUMNS[1:]],
-                 [[100 * v[i] / v[0] if v[i] else None for _, v, _ in rows]
+                 [[100 * v[i] / v[0] if v[i] else None for _, v, _, _ in rows]
                   for i in range(1, 4)])
         doc.append("\n.. image:: benchmarks/results.svg\n")
-        won = [label.split(",")[0] for label, v, s in rows
+        won = [label.split(",")[0] for label, v, s, _ in rows
                if v[3] and verdict(v[3] / v[0], GOAL_TUNED, s).startswith("met")]
-        tuned = sum(1 for _, v, _ in rows if v[3])
-        builds = any(label.startswith("build") for label, _, _ in rows)
+        tuned = sum(1 for _, v, _, _ in rows if v[3])
+        builds = any(label.startswith("build") for label, _, _, _ in rows)
         doc.append(f"rslub's tuned profile meets its goal on {len(won)} of the {tuned} "
                    f"workloads it ran{': ' + ', '.join(won) if won else ''}"
                    + (" (the builds, on 4 nodes and on 1 in 2 GiB, ran under\nthe classic "
                       "profile only)" if builds else "") + ". Where rslub is "
                    "behind, :doc:`benchmarks_whole` and :doc:`benchmarks_fidelity` show its "
                    "counters,\nthe hooks' share and, by symbol, where its instructions go.\n")
+        small = [label.split(",")[0] for label, _, _, sh in rows
+                 if sh[0] is not None and sh[0] < 1 - GOAL_TUNED]
+        if any(sh[0] is not None for _, _, _, sh in rows):
+            doc.append("The last column is the share of each boot's kernel-mode instructions "
+                       "that ran in allocator\ncode: the kernel's ``mm/slub.c`` and "
+                       "``mm/slab_common.c`` functions, and rslub's (the profiles\nof "
+                       ":doc:`benchmarks_whole`, \"Where the instructions go\"; not the page "
+                       "allocator's work they\ncause). A ratio of "
+                       f"{GOAL_TUNED} asks for {100 * (1 - GOAL_TUNED):.0f}% of sheaves' "
+                       "instructions fewer"
+                       + (f": on {', '.join(small)}, sheaves' allocator code is less than that, "
+                          "so\nan allocator that cost nothing would not get there alone, and "
+                          "what decides is the rest\nof the kernel (the pages it is asked for, "
+                          "where memory lies)" if small else "")
+                       + ".\n")
     mt = micro_rows(micro)
     if mt:
         doc.append("Fast paths\n==========\n")

@@ -446,6 +446,40 @@ def kernel_spread(recs, exp, defer=None, boots=KERNEL_SEEDS):
     return (max(v) - min(v)) / v[0]
 
 
+# The kernels' own allocator functions (mm/slub.c's and mm/slab_common.c's) by series, for
+# an allocator's share of a profile.
+SLAB = {}
+
+
+def load_slab_functions(rundir):
+    """The text symbols of mm/slub.o and mm/slab_common.o in the kernel builds the run's
+    meta names (its 7.3 build, line 3; classic SLUB's, line 6), from the cache folder the
+    builds live in; a build no longer there leaves its series out (no share shown)."""
+    cache = os.environ.get("RSLUB_CACHE", os.path.expanduser("~/.cache/rslub"))
+    with open(os.path.join(rundir, "meta")) as f:
+        meta = [line.rstrip("\n") for line in f]
+    for series_, i in (("7.3", 2), ("6.12", 5)):
+        if len(meta) <= i:
+            continue
+        objs = [os.path.join(cache, "build", meta[i], "mm", o)
+                for o in ("slub.o", "slab_common.o")]
+        if not all(os.path.exists(o) for o in objs):
+            continue
+        out = subprocess.run(["nm", "--defined-only"] + objs, capture_output=True, text=True,
+                             check=True).stdout
+        SLAB[series_] = {f[2] for f in (line.split() for line in out.splitlines())
+                         if len(f) == 3 and f[1] in "tTwW"}
+
+
+def allocator_code(r):
+    """Run @r's kernel instructions in allocator code: its kernel's mm/slub.c and
+    mm/slab_common.c functions and rslub's; None without a profile or the list."""
+    slab = SLAB.get(series(r))
+    if "prof" not in r or slab is None:
+        return None
+    return sum(v for k, v in r["prof"].items() if k in slab or k.startswith("rslub: "))
+
+
 # The profiled boots (bench_whole.sh, PROFILE=1) in their columns' order.
 PROFILED = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
             ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
@@ -484,12 +518,18 @@ def profile_section(recs, rows=12):
                 for r, _ in cols] + [
                 f"{sum(v for k, v in r['prof'].items() if k.startswith('rslub: ')) / r['units']:+.0f}"
                 for r in rsl]
+            code = ["allocator code, all"] + [
+                f"{allocator_code(r) / r['units']:.0f}" if allocator_code(r) is not None
+                else "-" for r, _ in cols] + [
+                f"{(allocator_code(r) - allocator_code(k7)) / r['units']:+.0f}"
+                if allocator_code(r) is not None and allocator_code(k7) is not None
+                else "-" for r in rsl]
             shown = ["the rows above"] + [f"{sum(pu(r, k) for k in top):.0f}" for r, _ in cols] \
                 + [f"{sum(pu(r, k) - pu(k7, k) for k in top):+.0f}" for r in rsl]
             title = f"{exp}{' (' + prefix.rstrip(': ') + ')' if prefix else ''}, per {WORK[exp][0]}"
             out.append(f"{title}\n{'-' * len(title)}\n")
             out.append(table(["symbol"] + [name for _, name in cols]
-                             + [f"{name} - sheaves" for name in rsl_names], body + [shown, mine, total]))
+                             + [f"{name} - sheaves" for name in rsl_names], body + [shown, mine, code, total]))
     if out:
         out.insert(0, "Where the instructions go\n=========================\n")
         out.insert(1, "Each workload's kernel-mode instructions per unit of work by the symbol "
@@ -500,8 +540,11 @@ def profile_section(recs, rows=12):
                    "rslub's functions are\n``rslub: NAME`` (by the module the boot loaded "
                    "and where the guest said its text is),\nthe trampolines and replacements "
                    "of its hooks among them; ``[modules, other]`` is\nanother module's text or "
-                   "ftrace's. 6.12 is another kernel: its symbols are its own,\ncompare it by "
-                   "the totals. The marginal runs (the larger run less the smaller)\n"
+                   "ftrace's. *Allocator code* sums the functions of each kernel's ``mm/slub.c`` "
+                   "and\n``mm/slab_common.c`` (its build's objects) and rslub's: what the "
+                   "allocators themselves run,\nwithout what they ask of the page allocator. "
+                   "6.12 is another kernel: its symbols are its own,\ncompare it by the "
+                   "totals. The marginal runs (the larger run less the smaller)\n"
                    "have their profiles subtracted too, so a symbol can count below zero.\n")
     return out
 
@@ -695,6 +738,7 @@ def main():
     # benchmarks_fidelity.rst and benchmarks/fidelity.json are written.
     only_fidelity = sys.argv[3:] == ["--fidelity"]
     every = denoise(marginal(load(rundir)))
+    load_slab_functions(rundir)
     os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
     fid_boots = ("n2-kernel", "n2-classic", "n2-rslub", "n2-rslub-tuned", "n2-rslub-seed2",
                  "n2-rslub-nohrtick",
