@@ -455,7 +455,9 @@ def load_slab_functions(rundir):
     """The text symbols of mm/slub.o and mm/slab_common.o in the kernel builds the run's
     meta names (its 7.3 build, line 3; classic SLUB's, line 6), from the cache folder the
     builds live in; a build no longer there leaves its series out (no share shown)."""
-    cache = os.environ.get("RSLUB_CACHE", os.path.expanduser("~/.cache/rslub"))
+    # As scripts/env.sh has it.
+    cache = os.environ.get("RSLUB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rslub")
     with open(os.path.join(rundir, "meta")) as f:
         meta = [line.rstrip("\n") for line in f]
     for series_, i in (("7.3", 2), ("6.12", 5)):
@@ -464,6 +466,8 @@ def load_slab_functions(rundir):
         objs = [os.path.join(cache, "build", meta[i], "mm", o)
                 for o in ("slub.o", "slab_common.o")]
         if not all(os.path.exists(o) for o in objs):
+            print(f"bench report: no {' or '.join(objs)}: no allocator code share for "
+                  f"{series_}", file=sys.stderr)
             continue
         out = subprocess.run(["nm", "--defined-only"] + objs, capture_output=True, text=True,
                              check=True).stdout
@@ -542,7 +546,9 @@ def profile_section(recs, rows=12):
                    "of its hooks among them; ``[modules, other]`` is\nanother module's text or "
                    "ftrace's. *Allocator code* sums the functions of each kernel's ``mm/slub.c`` "
                    "and\n``mm/slab_common.c`` (its build's objects) and rslub's: what the "
-                   "allocators themselves run,\nwithout what they ask of the page allocator. "
+                   "allocators themselves run,\nwithout what they ask of the page allocator "
+                   "(6.12's ``kvfree_call_rcu()`` batching is in\n``kernel/rcu/tree.c``, "
+                   "outside it, where 7.3 has it in ``mm/slab_common.c``). "
                    "6.12 is another kernel: its symbols are its own,\ncompare it by the "
                    "totals. The marginal runs (the larger run less the smaller)\n"
                    "have their profiles subtracted too, so a symbol can count below zero.\n")
