@@ -475,13 +475,19 @@ def load_slab_functions(rundir):
                          if len(f) == 3 and f[1] in "tTwW"}
 
 
+def rslub_code(r):
+    """Run @r's kernel instructions in rslub's functions (module_names()), from its
+    profile."""
+    return sum(v for k, v in r["prof"].items() if k.startswith("rslub: "))
+
+
 def allocator_code(r):
     """Run @r's kernel instructions in allocator code: its kernel's mm/slub.c and
     mm/slab_common.c functions and rslub's; None without a profile or the list."""
     slab = SLAB.get(series(r))
     if "prof" not in r or slab is None:
         return None
-    return sum(v for k, v in r["prof"].items() if k in slab or k.startswith("rslub: "))
+    return rslub_code(r) + sum(v for k, v in r["prof"].items() if k in slab)
 
 
 # The profiled boots (bench_whole.sh, PROFILE=1) in their columns' order.
@@ -497,7 +503,7 @@ def profile_section(recs, rows=12):
     out = []
     for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu"):
         for prefix, *runs in fidelity_groups(recs, exp):
-            k7, _, rc, rt = runs
+            k7 = runs[0]
             if not k7 or "prof" not in k7:
                 continue
             cols = [(r, name) for r, (_, name) in zip(runs, PROFILED) if r and "prof" in r]
@@ -517,17 +523,16 @@ def profile_section(recs, rows=12):
                             + [f"{pu(r, sym) - pu(k7, sym):+.0f}" for r in rsl])
             total = ["all kernel-mode"] + [f"{per(r, r['kinsns']):.0f}" for r, _ in cols] \
                 + [f"{per(r, r['kinsns']) - per(k7, k7['kinsns']):+.0f}" for r in rsl]
-            mine = ["rslub's functions, all"] + [
-                f"{sum(v for k, v in r['prof'].items() if k.startswith('rslub: ')) / r['units']:.0f}"
-                for r, _ in cols] + [
-                f"{sum(v for k, v in r['prof'].items() if k.startswith('rslub: ')) / r['units']:+.0f}"
-                for r in rsl]
+            mine = ["rslub's functions, all"] + [f"{rslub_code(r) / r['units']:.0f}"
+                                                  for r, _ in cols] \
+                + [f"{rslub_code(r) / r['units']:+.0f}" for r in rsl]
+            alloc = {id(r): allocator_code(r) for r, _ in cols}
             code = ["allocator code, all"] + [
-                f"{allocator_code(r) / r['units']:.0f}" if allocator_code(r) is not None
-                else "-" for r, _ in cols] + [
-                f"{(allocator_code(r) - allocator_code(k7)) / r['units']:+.0f}"
-                if allocator_code(r) is not None and allocator_code(k7) is not None
-                else "-" for r in rsl]
+                f"{alloc[id(r)] / r['units']:.0f}" if alloc[id(r)] is not None else "-"
+                for r, _ in cols] + [
+                f"{(alloc[id(r)] - alloc[id(k7)]) / r['units']:+.0f}"
+                if alloc[id(r)] is not None and alloc[id(k7)] is not None else "-"
+                for r in rsl]
             shown = ["the rows above"] + [f"{sum(pu(r, k) for k in top):.0f}" for r, _ in cols] \
                 + [f"{sum(pu(r, k) - pu(k7, k) for k in top):+.0f}" for r in rsl]
             title = f"{exp}{' (' + prefix.rstrip(': ') + ')' if prefix else ''}, per {WORK[exp][0]}"
