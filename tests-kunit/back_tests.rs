@@ -232,64 +232,67 @@ mod tests {
         assert_eq!(back::backings(), base);
     }
 
-    /// The slot an allocation trampoline hands on (the one at the cache's first place in
-    /// the index, read with preemption on, however stale) is a hint that the replacement
-    /// checks before it serves from it: a slot that backs another cache, or none any
-    /// more, never serves the cache asked for. A backed cache given another's slot, or a
-    /// freed one, is looked up and served by its own rslub cache; an unbacked one, given
-    /// its old slot or another's, by the kernel.
+    /// An allocation trampoline checks, with preemption on, that a slot backs its cache,
+    /// and jumps to the fast path of the slot's rslub cache, which uses it without another
+    /// look (`rust/back/fast.rs`): unbacking waits for a task between the two, which may
+    /// be preempted there but never sleeps of its own accord (RCU Tasks). A thread with an
+    /// object on its CPU's free list stalls 200 ms there, busy with preemption on
+    /// (`rslub_test_dr_alloc()`); unbacking the cache meanwhile returns only after that
+    /// allocation, which came from rslub (where no sanitizer sends every allocation to
+    /// the full path) and is live at the unbacking. (With an RCU grace
+    /// period alone, the unbacking returns while the thread stalls, having taken the
+    /// slot's rslub cache from under it: the fast path then oopses on its NULL.)
     #[test]
-    fn a_slot_that_no_longer_backs_its_cache_sends_the_allocation_to_the_kernel() {
+    fn unbacking_waits_for_an_allocation_between_its_check_and_its_fast_path() {
+        const NONE: usize = usize::MAX;
         let base = back::backings();
-        let a = KernelCache::create(c"rslub_test_kc_hint_a", SIZE, 0, 0, None).expect("kmem_cache");
-        let b = KernelCache::create(c"rslub_test_kc_hint_b", SIZE, 0, 0, None).expect("kmem_cache");
-        back::back(handle(&a)).expect("back");
-        back::back(handle(&b)).expect("back");
-        let (sa, sb) = (slot_of(&a), slot_of(&b));
-        assert!(sa != 0 && sb != 0 && sa != sb);
-        let Some(own) = dr_alloc(&a, Gfp::KERNEL, sa) else {
-            skip(c"no direct calls in this build");
-            assert_eq!(back::unback(handle(&a)), Ok(0));
-            assert_eq!(back::unback(handle(&b)), Ok(0));
-            return;
-        };
-        let served_by = |p: usize| -> Option<&'static CStr> {
-            let o = crate::mm::owner_of(p as *const u8).cast::<CacheCore>();
-            // SAFETY: The owner of a live rslub object, live while the object is, which
-            // is longer than the name is used.
-            (!o.is_null()).then(|| unsafe { &*o }.name())
-        };
-        let name = |n: &'static CStr| Some(n);
-        assert_eq!(served_by(own), name(c"rslub_test_kc_hint_a"));
-        // b, backed, handed a's slot: b's own.
-        let b_mine = dr_alloc(&b, Gfp::KERNEL, sa).expect("direct");
-        assert_eq!(served_by(b_mine), name(c"rslub_test_kc_hint_b"));
-        // SAFETY: allocated above, each freed once by its cache.
-        unsafe {
-            b.free(b_mine);
-        }
-        assert_eq!(back::unback(handle(&b)), Ok(0));
-        // b, unbacked, handed its old slot or a's: the kernel's.
-        let theirs = [dr_alloc(&b, Gfp::KERNEL, sb), dr_alloc(&b, Gfp::KERNEL, sa)];
-        for t in theirs {
-            let t = t.expect("direct");
-            assert!(t != 0 && on_slab_page(t) && !rslub_owns(t));
+        let kc = KernelCache::create(c"rslub_test_kc_stall", SIZE, 0, 0, None).expect("kmem_cache");
+        back::back(handle(&kc)).expect("back");
+        let slot = slot_of(&kc);
+        assert!(slot != 0);
+        let checked = AtomicBool::new(false);
+        let got = AtomicUsize::new(NONE);
+        let user = || {
+            // An object on this CPU's free list, for the fast path to take (a miss would
+            // look the cache up again, and find it unbacked).
+            pin(0);
+            let warm = kc.alloc(Gfp::KERNEL);
+            assert!(rslub_owns(warm));
             // SAFETY: allocated above, freed once.
-            unsafe { b.free(t) };
+            unsafe { kc.free(warm) };
+            let r = dr_alloc(&kc, Gfp::KERNEL, slot, 200_000, &checked);
+            got.store(r.unwrap_or(NONE - 1), SeqCst);
+        };
+        // SAFETY: `user` outlives the thread, joined below.
+        let t = unsafe { Thread::start_unbound(&user) }.expect("thread");
+        while !checked.load(SeqCst) && got.load(SeqCst) == NONE {
+            msleep(1);
         }
-        // a, handed b's freed slot: a's own.
-        let a_mine = dr_alloc(&a, Gfp::KERNEL, sb).expect("direct");
-        assert_eq!(served_by(a_mine), name(c"rslub_test_kc_hint_a"));
+        if !checked.load(SeqCst) {
+            drop(t);
+            assert_eq!(got.load(SeqCst), NONE - 1);
+            skip(c"no direct calls in this build");
+            assert_eq!(back::unback(handle(&kc)), Ok(0));
+            return;
+        }
+        let left = back::unback(handle(&kc));
+        let served = got.load(SeqCst);
+        drop(t);
+        // The allocation ended before the unbacking did.
+        assert!(served != NONE);
+        // From the rslub cache, unless a sanitizer looks at each object (the debug
+        // kernel's KASAN): then the fast path leaves for its miss, which finds the cache
+        // unbacked, and the kernel serves.
+        let fast = !crate::sanitize::ON;
+        assert!(served != 0 && rslub_owns(served) == fast);
+        assert_eq!(left, Ok(u64::from(fast)));
         // SAFETY: allocated above, freed once.
-        unsafe {
-            a.free(own);
-            a.free(a_mine);
-        }
-        assert_eq!(back::unback(handle(&a)), Ok(0));
+        unsafe { kc.free(served) };
+        assert_eq!(back::release_drained(), 0);
         assert_eq!(back::backings(), base);
     }
 
-    /// The replacements' fast path (preemption off, `rust/back/fast.rs`) zeroes what
+    /// The replacements' fast path (`rust/back/fast.rs`) zeroes what
     /// `__GFP_ZERO` asks, through `kmem_cache_alloc()`, `_node()` and `_lru()`: an object
     /// dirtied and freed comes back (the CPU's free list is last in, first out, and the
     /// task stays on one CPU) zeroed. An object above `FAST_ZERO_MAX` takes the miss, and
@@ -333,10 +336,10 @@ mod tests {
         assert_eq!(back::backings(), base);
     }
 
-    /// A replacement whose fast path misses turns preemption on around the full path and
-    /// off again (`rslub_dr_alloc*_miss()`): with interrupts off and `GFP_NOWAIT`, through
-    /// refills of the CPU's free list (more objects than two slabs hold), the preemption
-    /// count after each allocation is what it was before, and each object is rslub's.
+    /// A fast path that misses leaves for the full path (`rslub_dr_alloc*_miss()`): with
+    /// interrupts off and `GFP_NOWAIT`, through refills of the CPU's free list (more
+    /// objects than two slabs hold), the preemption count after each allocation is what
+    /// it was before, and each object is rslub's.
     #[test]
     fn a_missed_fast_path_leaves_preemption_as_it_found_it() {
         let base = back::backings();

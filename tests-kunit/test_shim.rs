@@ -207,7 +207,9 @@ mod ffi {
         pub(super) fn rslub_test_dr_alloc(
             kc: *mut kernel::bindings::kmem_cache,
             gfp: u32,
-            hint: usize,
+            slot: usize,
+            stall_us: u32,
+            checked: *mut bool,
         ) -> isize;
         pub(super) static mut rslub_test_usercopy_caught: Option<unsafe extern "C" fn()>;
         pub(super) fn rslub_test_memcg_enter(path: *const kernel::ffi::c_char) -> *mut c_void;
@@ -1474,13 +1476,29 @@ impl Drop for SlotHold {
     }
 }
 
-/// `kmem_cache_alloc(kc, gfp)` as its direct-call trampoline hands it on with the slot
-/// `hint` (any value of [`slot_of`], however old); `None` without direct calls, else the
-/// object (0: none).
+/// `kmem_cache_alloc(kc, gfp)` as its trampoline serves it from `slot` (a value of
+/// [`slot_of`]), with `stall_us` microseconds of busy waiting, preemption on, between the
+/// trampoline's check of the slot and the fast path, `checked` set once the check passed;
+/// `None` without direct calls, else the object (0: none, or the slot does not back `kc`).
 #[cfg(rslub_inject)]
-pub(crate) fn dr_alloc(kc: &KernelCache, gfp: crate::gfp::Gfp, hint: usize) -> Option<usize> {
-    // SAFETY: A live cache; the hint is a slot of the static array, or checked.
-    let r = unsafe { ffi::rslub_test_dr_alloc(kc.raw().as_ptr(), gfp.raw(), hint) };
+pub(crate) fn dr_alloc(
+    kc: &KernelCache,
+    gfp: crate::gfp::Gfp,
+    slot: usize,
+    stall_us: u32,
+    checked: &AtomicBool,
+) -> Option<usize> {
+    // SAFETY: A live cache; the slot is one of the static array, checked before use;
+    // `checked` outlives the call.
+    let r = unsafe {
+        ffi::rslub_test_dr_alloc(
+            kc.raw().as_ptr(),
+            gfp.raw(),
+            slot,
+            stall_us,
+            checked.as_ptr(),
+        )
+    };
     (r != -(kernel::bindings::EOPNOTSUPP as isize)).then_some(r as usize)
 }
 

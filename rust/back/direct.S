@@ -37,9 +37,9 @@
  *    others, each object's page in turn (below).
  *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
  *    first place in the index of backed caches is empty is not backed (below): 11. Its
- *    own slot there goes to the replacement, which checks it again (11 too); each other
- *    cache's slot before the cache's own or an empty entry costs 9 more. While names are
- *    watched or whole-kernel mode sights caches, an empty entry asks C.
+ *    own slot there goes to the rslub cache's fast path (13); each other cache's slot
+ *    before the cache's own or an empty entry costs 9 more. While names are watched or
+ *    whole-kernel mode sights caches, an empty entry asks C.
  *  - The kmalloc family (registered in whole-kernel mode only): flags rslub never serves
  *    (DMA, and __GFP_ACCOUNT under CONFIG_MEMCG) and sizes it never serves (0, above
  *    KMALLOC_MAX_CACHE_SIZE) are the kernel's; an ordinary request's class is read from
@@ -48,16 +48,18 @@
  *    again); reclaimable requests, kmem_buckets and the constant-size entry points given
  *    another cache than kmalloc's own ask the replacement to decide (rc NULL).
  *
- * The index entry read by the allocation trampolines is a hint. The trampoline reads it
- * with preemption on, so a task preempted between loading rslub_index and its entry may
- * read a buffer that unbackings have rebuilt since, for as long as it was preempted,
- * about any cache. Every entry of every buffer is NULL or a slot (the buffers and the
- * slots are static, written a word at a time): a slot is handed on, and the replacement
- * uses it only if it backs the cache (hook.c, rslub_dr_alloc*()); an empty entry sends the
- * call to the kernel, which is correct for any cache (backing is a choice, and the object
- * goes back by its page when it is freed): such a task may get a kernel object from a
- * backed cache, once. The kmalloc class table is only ever filled
- * before the kmalloc trampolines are registered and emptied after they are removed.
+ * The allocation trampolines read the index with preemption on, so a task preempted
+ * between loading rslub_index and its entry may read a buffer that unbackings have
+ * rebuilt since, for as long as it was preempted, about any cache. Every entry of every
+ * buffer is NULL or a slot (the buffers and the slots are static, written a word at a
+ * time), and a slot is handed on only if its kc is the cache asked for when it is read:
+ * then it backs that cache, and its rc stays live until the task next sleeps of its own
+ * accord, which the trampoline and the fast path it jumps to never do (rslub_hook_unback()
+ * clears kc, then waits for RCU Tasks before it takes rc). An empty entry sends the call
+ * to the kernel, which is correct for any cache (backing is a choice, and the object goes
+ * back by its page when it is freed): such a task may get a kernel object from a backed
+ * cache, once. The kmalloc class table is only ever filled before the kmalloc trampolines
+ * are registered and emptied after they are removed.
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
@@ -202,9 +204,11 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
  * kmem_cache_alloc_bulk_noprof. The index is probed as rslub_lookup() probes it, from
  * s's hash to s's slot or the first empty entry. s's slot, for flags that are not
  * charged (memcg), goes to \direct in \slot (the register after the function's last
- * argument), which checks it again and serves without another lookup (with preemption
- * off; the bulk allocation holds it by its counts: hook.c, rslub_dr_alloc*()); charged
- * flags go to the kernel's function. An empty entry is the kernel's unless names are
+ * argument), which serves from its rc without another lookup (the fast paths,
+ * rust/back/fast.rs, held by RCU Tasks: see the top; the bulk allocation, which may
+ * sleep, holds it by its counts: hook.c, rslub_dr_alloc_bulk()); charged flags go to the
+ * kernel's function. A NULL s (the kernel's function oopses on it) goes there too: it
+ * would match a slot being freed. An empty entry is the kernel's unless names are
  * watched or caches sighted; these and a chain that does not end (a buffer rebuilt under
  * a preempted task, again and again) ask C first, and go to \repl, which looks the
  * cache up, or to the kernel's function past its call site (its caller's return address
@@ -237,6 +241,8 @@ SYM_FUNC_START(\name)
 	jnz	.Lprobe\@
 	jmp	.Lask\@
 .Lmine\@:
+	testq	%rdi, %rdi			/* matched a free slot's kc */
+	jz	\fn + RSLUB_SITE_END
 	testq	\gfp, rslub_alloc_charged(%rip)
 	jz	\direct
 	jmp	\fn + RSLUB_SITE_END		/* charged: the kernel's (rslub_alloc_backed()) */
@@ -268,15 +274,15 @@ SYM_FUNC_END(\name)
 .endm
 
 RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc, kmem_cache_alloc_noprof, rslub_r_alloc, \
-	rslub_dr_alloc, %rsi, 2, %rdx
+	rslub_backed_alloc_fast, %rsi, 2, %rdx
 RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_node, kmem_cache_alloc_node_noprof, rslub_r_alloc_node, \
-	rslub_dr_alloc_node, %rsi, 3, %rcx
+	rslub_backed_alloc_fast_node, %rsi, 3, %rcx
 RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_lru, kmem_cache_alloc_lru_noprof, rslub_r_alloc_lru, \
-	rslub_dr_alloc_lru, %rdx, 3, %rcx
+	rslub_backed_alloc_fast_lru, %rdx, 3, %rcx
 RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_bulk, kmem_cache_alloc_bulk_noprof, rslub_r_alloc_bulk, \
 	rslub_dr_alloc_bulk, %rsi, 4, %r8
 
-/* The kernel's allocations, for rslub_dr_alloc*() where the kernel serves after all. */
+/* The kernel's allocations, for hook.c's misses where the kernel serves after all. */
 RSLUB_THUNK kmem_cache_alloc_noprof
 RSLUB_THUNK kmem_cache_alloc_node_noprof
 RSLUB_THUNK kmem_cache_alloc_lru_noprof

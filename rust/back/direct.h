@@ -113,16 +113,18 @@ void *rslub_k_kvrealloc_node_align_noprof(const void *p, DECL_TOKEN_PARAMS(size,
 					  unsigned long align, gfp_t flags, int nid);
 
 /*
- * The replacements a trampoline jumps to (hook.c). The kmalloc family's (rslub_dr_*) take
- * the class after the function's arguments: NULL where they are to decide. The
- * kmem_cache allocations' (rslub_dr_alloc*) take there the slot the trampoline found at
- * the cache's first place in the index, never NULL: a hint they check.
+ * The replacements a trampoline jumps to (hook.c, rust/back/fast.rs). The kmalloc
+ * family's (rslub_dr_*) take the class after the function's arguments: NULL where they
+ * are to decide. The kmem_cache allocations' take there the slot the trampoline found
+ * backing the cache: the fast paths (rslub_backed_alloc_fast*) serve from it at once
+ * (direct.S says why it stays valid), the bulk allocation checks it again (it may sleep).
  */
 struct rslub_backing;
-void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *hint);
-void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
-			 struct rslub_backing *hint);
-void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node, struct rslub_backing *hint);
+void *rslub_backed_alloc_fast(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *slot);
+void *rslub_backed_alloc_fast_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
+				  struct rslub_backing *slot);
+void *rslub_backed_alloc_fast_node(struct kmem_cache *s, gfp_t gfp, int node,
+				   struct rslub_backing *slot);
 bool rslub_dr_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p,
 			 struct rslub_backing *hint);
 void rslub_r_kfree(const void *x);

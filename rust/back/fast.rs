@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The fast paths of the direct-call replacements (`rust/back/direct.S`,
-//! `rslub_dr_alloc*()` in `rust/back/hook.c`): a backed cache's allocation, with
-//! preemption off and its slot checked, tries the fast path of its rslub cache alone
-//! ([`CacheCore::alloc_fast_only`]); where that is not enough, it leaves through the
-//! miss function of its replacement as a tail call, given the arguments it still has in
-//! registers (not the slot: the miss looks it up again), so that it saves none. An
-//! allocation that clears something (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`)
-//! leaves at once, by a tail call too, for a function of its own that ends in the same
-//! miss: the others' path keeps no register for it. Built with the trampolines only
-//! (`RSLUB_DIRECT`, `rust/back/direct.h`).
+//! The fast paths of the direct-call replacements (`rust/back/direct.S`): an allocation
+//! trampoline that finds the slot backing its cache jumps here with it, with preemption
+//! on, and the fast path of the slot's rslub cache alone runs
+//! ([`CacheCore::alloc_fast_only`]), as SLUB's runs with preemption on (its commit
+//! checks the CPU's `tid`). The slot is held by the trampoline's check of its `kc` and by
+//! never sleeping: `rslub_hook_unback()` clears `kc`, then waits for RCU Tasks (every
+//! task to sleep of its own accord, or to be in user space or idle, plus an RCU grace
+//! period) before it takes `rc`. Where the fast path is not enough, it leaves through the
+//! miss of its entry point as a tail call (`rslub_dr_alloc*_miss()`, `rust/back/hook.c`),
+//! given the function's own arguments, still in their registers, so that it saves none
+//! and moves none; the miss looks the cache up again. An allocation that clears
+//! something (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`) leaves at once, by a tail
+//! call too, for a function of its own that ends in the same miss: the others' path
+//! keeps no register for it. Built with the trampolines only (`RSLUB_DIRECT`,
+//! `rust/back/direct.h`).
 //!
 //! A backed cache's `kmem_cache_free_bulk()` (`rslub_r_free_bulk()`, with preemption
 //! off and the slot checked) goes to its rslub cache's bulk free in one pass, which hands
@@ -25,7 +30,7 @@ use core::ffi::{c_int, c_uint, c_void};
 use kernel::bindings;
 
 extern "C" {
-    // The misses, called with preemption off and returning with it off (hook.c).
+    // The misses: the full allocation, with preemption on (hook.c).
     fn rslub_dr_alloc_miss(s: *mut bindings::kmem_cache, gfp: c_uint) -> *mut c_void;
     fn rslub_dr_alloc_lru_miss(
         s: *mut bindings::kmem_cache,
@@ -39,22 +44,45 @@ extern "C" {
     ) -> *mut c_void;
 }
 
-/// The fast path of an allocation from the rslub cache `rc`, which backs the kernel cache
-/// `s`: the object, or whatever `rslub_dr_alloc_miss(s, gfp)` returns.
+/// A slot of the backing index (`struct rslub_backing`, `rust/back/hook.c`, which asserts
+/// this layout): the kernel cache it backs and the rslub cache that backs it.
+#[repr(C)]
+pub(crate) struct Slot {
+    _kc: *mut bindings::kmem_cache,
+    rc: *mut c_void,
+}
+
+/// The rslub cache of `slot`.
 ///
 /// # Safety
 ///
-/// Preemption must be off, and a slot must have been seen backing `s` with `rc` since it
-/// was turned off (the grace period that unbacking waits out keeps `rc` live until it is
-/// turned on again); `s` and `gfp` must be as `rslub_dr_alloc()` was given them.
+/// `slot` must have been seen backing a cache, as the entry points below require.
+#[inline(always)]
+unsafe fn rc_of(slot: *const Slot) -> *mut c_void {
+    // SAFETY: A slot of the static array (caller); its `rc`, aligned, does not change
+    // while it backs the cache it was seen backing (caller), read once as C reads it.
+    unsafe { core::ptr::read_volatile(&raw const (*slot).rc) }
+}
+
+/// The fast path of `kmem_cache_alloc(s, gfp)` from the rslub cache of `slot`, which
+/// backs `s`: the object, or whatever `rslub_dr_alloc_miss(s, gfp)` returns.
+///
+/// # Safety
+///
+/// `slot` must be a slot whose `kc` the caller read as `s` (not null) since it last slept
+/// of its own accord, and the caller must not sleep until this returns (RCU Tasks keeps
+/// the slot's `rc` live until then: `rslub_hook_unback()`); `s` and `gfp` must be as
+/// `kmem_cache_alloc()` was given them.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast(
-    rc: *mut c_void,
-    gfp: c_uint,
     s: *mut bindings::kmem_cache,
+    gfp: c_uint,
+    slot: *const Slot,
 ) -> *mut c_void {
-    // SAFETY: The caller's guarantees; the clearing path takes this function's arguments,
-    // the miss `rslub_dr_alloc()`'s, each with the flags it is handed.
+    // SAFETY: The caller's guarantees.
+    let rc = unsafe { rc_of(slot) };
+    // SAFETY: `rc` is live until this returns (caller); the clearing path takes this
+    // function's arguments, the miss the caller's, each with the flags it is handed.
     unsafe {
         fast(
             rc,
@@ -79,23 +107,26 @@ unsafe fn alloc_clearing(
     gfp: c_uint,
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
-    // SAFETY: The caller's guarantees; the miss takes `rslub_dr_alloc()`'s arguments.
+    // SAFETY: The caller's guarantees; the miss takes the caller's arguments.
     unsafe { clearing(rc, gfp, NO_NODE, |gfp| rslub_dr_alloc_miss(s, gfp)) }
 }
 
-/// [`rslub_backed_alloc_fast`] for `kmem_cache_alloc_lru()` (`lru` goes to its miss).
+/// [`rslub_backed_alloc_fast`] for `kmem_cache_alloc_lru(s, lru, gfp)` (`lru` goes to
+/// its miss).
 ///
 /// # Safety
 ///
-/// As for [`rslub_backed_alloc_fast`], with `rslub_dr_alloc_lru()`'s arguments.
+/// As for [`rslub_backed_alloc_fast`], with `kmem_cache_alloc_lru()`'s arguments.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_lru(
-    rc: *mut c_void,
-    gfp: c_uint,
     s: *mut bindings::kmem_cache,
     lru: *mut bindings::list_lru,
+    gfp: c_uint,
+    slot: *const Slot,
 ) -> *mut c_void {
-    // SAFETY: As in `rslub_backed_alloc_fast`, with `rslub_dr_alloc_lru()`'s arguments.
+    // SAFETY: The caller's guarantees.
+    let rc = unsafe { rc_of(slot) };
+    // SAFETY: As in `rslub_backed_alloc_fast`, with `kmem_cache_alloc_lru()`'s arguments.
     unsafe {
         fast(
             rc,
@@ -121,23 +152,26 @@ unsafe fn alloc_lru_clearing(
     s: *mut bindings::kmem_cache,
     lru: *mut bindings::list_lru,
 ) -> *mut c_void {
-    // SAFETY: As in `alloc_clearing`, with `rslub_dr_alloc_lru()`'s arguments.
+    // SAFETY: As in `alloc_clearing`, with `kmem_cache_alloc_lru()`'s arguments.
     unsafe { clearing(rc, gfp, NO_NODE, |gfp| rslub_dr_alloc_lru_miss(s, lru, gfp)) }
 }
 
-/// [`rslub_backed_alloc_fast`] on `node` (`NUMA_NO_NODE`: any).
+/// [`rslub_backed_alloc_fast`] for `kmem_cache_alloc_node(s, gfp, node)` (`NUMA_NO_NODE`:
+/// any node).
 ///
 /// # Safety
 ///
-/// As for [`rslub_backed_alloc_fast`], with `rslub_dr_alloc_node()`'s arguments.
+/// As for [`rslub_backed_alloc_fast`], with `kmem_cache_alloc_node()`'s arguments.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_backed_alloc_fast_node(
-    rc: *mut c_void,
+    s: *mut bindings::kmem_cache,
     gfp: c_uint,
     node: c_int,
-    s: *mut bindings::kmem_cache,
+    slot: *const Slot,
 ) -> *mut c_void {
-    // SAFETY: As in `rslub_backed_alloc_fast`, with `rslub_dr_alloc_node()`'s arguments.
+    // SAFETY: The caller's guarantees.
+    let rc = unsafe { rc_of(slot) };
+    // SAFETY: As in `rslub_backed_alloc_fast`, with `kmem_cache_alloc_node()`'s arguments.
     unsafe {
         fast(
             rc,
@@ -163,7 +197,7 @@ unsafe fn alloc_node_clearing(
     node: c_int,
     s: *mut bindings::kmem_cache,
 ) -> *mut c_void {
-    // SAFETY: As in `alloc_clearing`, with `rslub_dr_alloc_node()`'s arguments.
+    // SAFETY: As in `alloc_clearing`, with `kmem_cache_alloc_node()`'s arguments.
     unsafe { clearing(rc, gfp, node, |gfp| rslub_dr_alloc_node_miss(s, gfp, node)) }
 }
 
@@ -174,8 +208,8 @@ unsafe fn alloc_node_clearing(
 ///
 /// # Safety
 ///
-/// `rc` must be live until preemption is back on (preemption off, as the entry points
-/// say); `clearing` and `miss` must be callable in that context.
+/// `rc` must be live until this returns, as the entry points say; `clearing` and `miss`
+/// must be callable in that context.
 #[inline(always)]
 unsafe fn fast(
     rc: *mut c_void,
@@ -184,7 +218,7 @@ unsafe fn fast(
     clearing: impl FnOnce(c_uint) -> *mut c_void,
     miss: impl FnOnce(c_uint) -> *mut c_void,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
+    // SAFETY: `rc` is live until this returns (caller).
     let cache = unsafe { cache(rc) };
     let gfp = cache.with_clears(Gfp::from_raw(gfp));
     if gfp.any(Gfp::CLEARS) {
@@ -214,7 +248,7 @@ unsafe fn clearing(
     node: c_int,
     miss: impl FnOnce(c_uint) -> *mut c_void,
 ) -> *mut c_void {
-    // SAFETY: `rc` is live until preemption is back on (caller).
+    // SAFETY: `rc` is live until this returns (caller).
     let cache = unsafe { cache(rc) };
     let object = cache.alloc_fast_only_clearing(Gfp::from_raw(gfp), node);
     if !object.is_null() {

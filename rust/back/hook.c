@@ -54,12 +54,8 @@ int rslub_cache_alloc_bulk(void *s, gfp_t gfp, size_t nr, void **p);
 void rslub_cache_free(void *s, void *obj);
 void rslub_cache_free_bulk(void *s, size_t nr, void **p);
 void rslub_free_owned(void *obj);
-void *rslub_backed_alloc_fast(void *rc, gfp_t gfp, struct kmem_cache *s);
-void *rslub_backed_alloc_fast_lru(void *rc, gfp_t gfp, struct kmem_cache *s,
-				  struct list_lru *lru);
-void *rslub_backed_alloc_fast_node(void *rc, gfp_t gfp, int node, struct kmem_cache *s);
 size_t rslub_backed_free_bulk(void *rc, size_t nr, void **p);
-/* Called by those (rust/back/fast.rs) with preemption off. */
+/* Called by the fast paths (rust/back/fast.rs), with preemption on. */
 void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp);
 void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
 void *rslub_dr_alloc_node_miss(struct kmem_cache *s, gfp_t gfp, int node);
@@ -103,7 +99,8 @@ void rslub_test_kmalloc_64_free_bulk(size_t n, void **p);
 void *rslub_test_kmalloc_64_cache_alloc(gfp_t gfp);
 void *rslub_test_slot_hold(struct kmem_cache *kc);
 void rslub_test_slot_put(void *b);
-void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint);
+void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *slot, unsigned int stall_us,
+			  bool *checked);
 #endif
 bool rslub_kc_reclaim_account(struct kmem_cache *kc);
 bool rslub_kc_typesafe_by_rcu(struct kmem_cache *kc, unsigned int *offset);
@@ -140,7 +137,9 @@ static struct rslub_backing {
 	void *rc;
 } __aligned(32) rslub_backed[RSLUB_MAX_BACKED];
 static DEFINE_MUTEX(rslub_backed_lock);
+/* direct.S compares kc; rust/back/fast.rs reads rc (its Slot). */
 static_assert(offsetof(struct rslub_backing, kc) == 0);
+static_assert(offsetof(struct rslub_backing, rc) == sizeof(void *));
 
 /*
  * The replacements using each slot's rc, counted per CPU as SRCU counts its readers: a
@@ -149,7 +148,7 @@ static_assert(offsetof(struct rslub_backing, kc) == 0);
  * and moved in between, or between its increment and its check), so that only sums over
  * all CPUs mean anything. Against unbacking, as a Dekker pair: a holder counts a lock,
  * then (full barrier) reads kc; rslub_hook_unback() clears kc, then (full barrier, in
- * synchronize_rcu()) sums the unlocks, then (full barrier) the locks. Either it sees
+ * its grace period) sums the unlocks, then (full barrier) the locks. Either it sees
  * the lock of a holder and waits for its unlock, or the holder sees the slot cleared and
  * lets go without touching rc. The sums are no snapshot, but every unlock counted has
  * its lock counted too (the lock came first, and the locks are summed after), so equal
@@ -180,7 +179,8 @@ static __always_inline unsigned int rslub_slot_id(const struct rslub_backing *b)
  * filled); unbacking clears the slot's kc, rebuilds the index without it in the spare
  * one and publishes that, so that no probe chain ever has a hole. After a grace period
  * no reader uses the old index, which is the spare for the next unbacking. Written under
- * rslub_backed_lock; read with preemption off or under rcu_read_lock().
+ * rslub_backed_lock; read with preemption off, under rcu_read_lock(), or by the
+ * allocation trampolines, which never sleep (RCU Tasks: rslub_hook_unback()).
  */
 static struct rslub_backing *rslub_index_buf[2][RSLUB_INDEX_SIZE];
 /* Not static: the direct-call trampoline of kmem_cache_alloc reads it (direct.S). */
@@ -981,8 +981,8 @@ void rslub_rcu_barrier(void)
 
 /*
  * kmem_cache_free_bulk(@s, ...) of a backed cache: the whole array to its rslub cache's
- * bulk free, with preemption off as the allocation fast path holds its slot (unbacking
- * waits out a grace period before it takes the rslub cache), which frees its own objects
+ * bulk free, with preemption off as the handler holds its slot (unbacking waits out a
+ * grace period before it takes the rslub cache), which frees its own objects
  * and moves the rest (the kernel's) to the front of the array: returns how many, to be
  * freed by the caller with preemption and interrupts on again, as kmem_cache_free_bulk()
  * requires. SIZE_MAX where @s is not backed (draining, say) or its rslub cache does not
@@ -1210,7 +1210,7 @@ static __always_inline bool rslub_any_foreign(size_t n, void **p)
 /*
  * The allocation entry points of a backed cache go to rslub's; a free, ksize() or
  * krealloc() of an rslub object to rslub's; everything else runs the kernel's function.
- * Runs with preemption off, so rslub_hook_unback()'s synchronize_rcu() waits for it.
+ * Runs with preemption off, so rslub_hook_unback()'s grace period waits for it.
  * @ip is the function's ftrace call site: its first instruction after any ENDBR.
  *
  * The handler calls no hooked function, so it never recurses into itself; ftrace's
@@ -1527,24 +1527,42 @@ static __always_inline void *rslub_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, tok
 	return rslub_kasan_kmalloc(p, size, flags);
 }
 
+/*
+ * rslub_kmalloc_node() for the direct replacements where their trampoline gave no class:
+ * out of line, so that their plain path (a class given) keeps no frame and ends in a tail
+ * call of rslub's allocation.
+ */
+static noinline notrace void *rslub_kmalloc_node_slow(DECL_KMALLOC_PARAMS(size, b, token),
+						      gfp_t flags, int node, unsigned long caller,
+						      void *rc, unsigned long ip)
+{
+	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller, rc, ip);
+}
+
 notrace void *rslub_dr_kmalloc_track_caller(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags,
 					    int node, unsigned long caller, void *rc)
 {
-	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller, rc,
-				  _RET_IP_);
+	if (likely(rc) && !rslub_kmalloc_limited(_RET_IP_))
+		return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
+	return rslub_kmalloc_node_slow(PASS_KMALLOC_PARAMS(size, b, token), flags, node, caller,
+				       rc, _RET_IP_);
 }
 
 notrace void *rslub_dr_kmalloc_node(DECL_KMALLOC_PARAMS(size, b, token), gfp_t flags, int node,
 				    void *rc)
 {
-	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, b, token), flags, node, _RET_IP_, rc,
-				  _RET_IP_);
+	if (likely(rc) && !rslub_kmalloc_limited(_RET_IP_))
+		return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
+	return rslub_kmalloc_node_slow(PASS_KMALLOC_PARAMS(size, b, token), flags, node, _RET_IP_,
+				       rc, _RET_IP_);
 }
 
 notrace void *rslub_dr_kmalloc(DECL_TOKEN_PARAMS(size, token), gfp_t flags, void *rc)
 {
-	return rslub_kmalloc_node(PASS_KMALLOC_PARAMS(size, NULL, token), flags, NUMA_NO_NODE,
-				  _RET_IP_, rc, _RET_IP_);
+	if (likely(rc) && !rslub_kmalloc_limited(_RET_IP_))
+		return rslub_kasan_kmalloc(rslub_cache_alloc(rc, flags), size, flags);
+	return rslub_kmalloc_node_slow(PASS_KMALLOC_PARAMS(size, NULL, token), flags, NUMA_NO_NODE,
+				       _RET_IP_, rc, _RET_IP_);
 }
 
 static notrace void *rslub_r_kmalloc_node_track_caller(DECL_KMALLOC_PARAMS(size, b, token),
@@ -1580,15 +1598,27 @@ static __always_inline void *rslub_kmalloc_cache(struct kmem_cache *s, gfp_t fla
 	return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
 }
 
+/* rslub_kmalloc_cache() out of line, as rslub_kmalloc_node_slow(). */
+static noinline notrace void *rslub_kmalloc_cache_slow(struct kmem_cache *s, gfp_t flags,
+						       int node, size_t size, void *rc,
+						       unsigned long ip)
+{
+	return rslub_kmalloc_cache(s, flags, node, size, rc, ip);
+}
+
 notrace void *rslub_dr_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node,
 					  size_t size, void *rc)
 {
-	return rslub_kmalloc_cache(s, flags, node, size, rc, _RET_IP_);
+	if (likely(rc) && !rslub_kmalloc_limited(_RET_IP_))
+		return rslub_kasan_kmalloc(rslub_cache_alloc_node(rc, flags, node), size, flags);
+	return rslub_kmalloc_cache_slow(s, flags, node, size, rc, _RET_IP_);
 }
 
 notrace void *rslub_dr_kmalloc_cache(struct kmem_cache *s, gfp_t flags, size_t size, void *rc)
 {
-	return rslub_kmalloc_cache(s, flags, NUMA_NO_NODE, size, rc, _RET_IP_);
+	if (likely(rc) && !rslub_kmalloc_limited(_RET_IP_))
+		return rslub_kasan_kmalloc(rslub_cache_alloc(rc, flags), size, flags);
+	return rslub_kmalloc_cache_slow(s, flags, NUMA_NO_NODE, size, rc, _RET_IP_);
 }
 
 static notrace void *rslub_r_kmalloc_cache_node(struct kmem_cache *s, gfp_t flags, int node,
@@ -2042,13 +2072,26 @@ void rslub_test_slot_put(void *b)
 }
 
 /*
- * Test-only: kmem_cache_alloc(@kc, @gfp) as its trampoline hands it on with the slot
- * @hint (rslub_test_slot_of()); ERR_PTR(-EOPNOTSUPP) without direct calls.
+ * Test-only: kmem_cache_alloc(@kc, @gfp) as its trampoline serves it from the slot @slot
+ * (rslub_test_slot_of()), with @stall_us of busy waiting (preemption on, no sleep)
+ * between the trampoline's check of the slot and the fast path, *@checked set once the
+ * check passed. NULL where @slot does not back @kc (the trampoline would look further);
+ * ERR_PTR(-EOPNOTSUPP) without direct calls.
  */
-void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *hint)
+void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *slot, unsigned int stall_us,
+			  bool *checked)
 {
 #ifdef RSLUB_DIRECT
-	return rslub_dr_alloc(kc, gfp, hint);
+	struct rslub_backing *b = slot;
+	u64 end;
+
+	if (!kc || READ_ONCE(b->kc) != kc)
+		return NULL;
+	WRITE_ONCE(*checked, true);
+	end = ktime_get_ns() + (u64)stall_us * NSEC_PER_USEC;
+	while (ktime_get_ns() < end)
+		cpu_relax();
+	return rslub_backed_alloc_fast(kc, gfp, b);
 #else
 	return ERR_PTR(-EOPNOTSUPP);
 #endif
@@ -2167,29 +2210,19 @@ static __always_inline struct rslub_backing *rslub_dr_hold(struct kmem_cache *s,
 }
 
 /*
- * The replacements the allocation trampolines jump to with a slot (direct.h), each in
- * three parts.
- *
- * The fast path: with preemption off, a slot whose kc is @s is held as the handler holds
- * what it looks up, since rslub_hook_unback() clears kc, then waits out a grace period
- * before it takes rc. So the rslub cache's allocation fast path alone
- * (rslub_backed_alloc_fast*(), rust/back/fast.rs), which never sleeps, runs on rc without
- * the slot's counts and their full barrier (rslub_slot_hold()).
- *
- * The miss: where the hint is stale (a plain call), or the fast path has more to do than
- * it may there (an empty or other node's free list, a free pointer to sort out, a failed
- * commit, a large object to zero, a sanitizer: a tail call from the fast path, given
- * what it still has in registers, so that it saves none), rslub_dr_alloc*_miss(),
- * called with preemption off and returning with it off, turns it on around the full
- * path.
- *
- * The full path: the slot looked up again and held by its counts (rslub_dr_hold()), the
- * rslub cache's whole allocation, which may sleep (as kmem_cache_alloc_bulk's, which
- * holds its slot by the counts from the start); where the kernel serves after all,
- * its function past its call site (its thunk), since the trampoline would send the call
- * back here.
+ * The misses of the allocation fast paths the trampolines jump to with a slot
+ * (rslub_backed_alloc_fast*(), rust/back/fast.rs): where the fast path has more to do
+ * than it may there (an empty or other node's free list, a free pointer to sort out, a
+ * failed commit, a large object to zero, a sanitizer), it leaves by a tail call to its
+ * miss, given what it still has in registers (the function's own arguments), so that it
+ * saves none. With preemption on, as the kernel's function is entered: the slot looked
+ * up again and held by its counts (rslub_dr_hold()), the rslub cache's whole allocation,
+ * which may sleep (as kmem_cache_alloc_bulk's, which holds its slot by the counts from
+ * the start); where the kernel serves after all (the cache unbacked meanwhile), its
+ * function past its call site (its thunk), since the trampoline would send the call back
+ * here.
  */
-static noinline notrace void *rslub_dr_alloc_full(struct kmem_cache *s, gfp_t gfp)
+noinline notrace void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp)
 {
 	struct rslub_backing *b = rslub_dr_hold(s, gfp);
 	void *p;
@@ -2201,43 +2234,8 @@ static noinline notrace void *rslub_dr_alloc_full(struct kmem_cache *s, gfp_t gf
 	return p;
 }
 
-notrace void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp)
-{
-	void *p;
-
-	preempt_enable_notrace();
-	p = rslub_dr_alloc_full(s, gfp);
-	preempt_disable_notrace();
-	return p;
-}
-
-/* Whether slot @hint backs @s, with preemption off: see above. */
-static __always_inline bool rslub_dr_backs(struct rslub_backing *hint, struct kmem_cache *s)
-{
-	/*
-	 * Where RCU does not watch (idle, a CPU going down), the grace period would not wait
-	 * for this section; nothing allocates there.
-	 */
-	RCU_LOCKDEP_WARN(!rcu_is_watching(), "rslub: an allocation where RCU does not watch");
-	/* A free slot's kc is NULL: a NULL cache never takes it (rslub_slot_hold()). */
-	return likely(smp_load_acquire(&hint->kc) == s && s);
-}
-
-notrace void *rslub_dr_alloc(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *hint)
-{
-	void *p;
-
-	preempt_disable_notrace();
-	if (rslub_dr_backs(hint, s))
-		p = rslub_backed_alloc_fast(READ_ONCE(hint->rc), gfp, s);
-	else
-		p = rslub_dr_alloc_miss(s, gfp);
-	preempt_enable_notrace();
-	return p;
-}
-
-static noinline notrace void *rslub_dr_alloc_lru_full(struct kmem_cache *s,
-						      struct list_lru *lru, gfp_t gfp)
+noinline notrace void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru,
+					       gfp_t gfp)
 {
 	struct rslub_backing *b = rslub_dr_hold(s, gfp);
 	void *p;
@@ -2250,32 +2248,7 @@ static noinline notrace void *rslub_dr_alloc_lru_full(struct kmem_cache *s,
 	return p;
 }
 
-notrace void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp)
-{
-	void *p;
-
-	preempt_enable_notrace();
-	p = rslub_dr_alloc_lru_full(s, lru, gfp);
-	preempt_disable_notrace();
-	return p;
-}
-
-notrace void *rslub_dr_alloc_lru(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp,
-				 struct rslub_backing *hint)
-{
-	void *p;
-
-	preempt_disable_notrace();
-	if (rslub_dr_backs(hint, s))
-		p = rslub_backed_alloc_fast_lru(READ_ONCE(hint->rc), gfp, s, lru);
-	else
-		p = rslub_dr_alloc_lru_miss(s, lru, gfp);
-	preempt_enable_notrace();
-	return p;
-}
-
-static noinline notrace void *rslub_dr_alloc_node_full(struct kmem_cache *s, gfp_t gfp,
-						       int node)
+noinline notrace void *rslub_dr_alloc_node_miss(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct rslub_backing *b = rslub_dr_hold(s, gfp);
 	void *p;
@@ -2284,30 +2257,6 @@ static noinline notrace void *rslub_dr_alloc_node_full(struct kmem_cache *s, gfp
 		return RSLUB_HOLDING_MODULE(rslub_k_kmem_cache_alloc_node_noprof(s, gfp, node));
 	p = rslub_cache_alloc_node(b->rc, gfp, node);
 	rslub_put(b);
-	return p;
-}
-
-notrace void *rslub_dr_alloc_node_miss(struct kmem_cache *s, gfp_t gfp, int node)
-{
-	void *p;
-
-	preempt_enable_notrace();
-	p = rslub_dr_alloc_node_full(s, gfp, node);
-	preempt_disable_notrace();
-	return p;
-}
-
-notrace void *rslub_dr_alloc_node(struct kmem_cache *s, gfp_t gfp, int node,
-				  struct rslub_backing *hint)
-{
-	void *p;
-
-	preempt_disable_notrace();
-	if (rslub_dr_backs(hint, s))
-		p = rslub_backed_alloc_fast_node(READ_ONCE(hint->rc), gfp, node, s);
-	else
-		p = rslub_dr_alloc_node_miss(s, gfp, node);
-	preempt_enable_notrace();
 	return p;
 }
 
@@ -2789,7 +2738,7 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		WRITE_ONCE(b->kc, NULL);
 		/*
 		 * Word by word: a trampoline preempted since it loaded the old index may still
-		 * read this one, and hands what it reads on as a slot (rslub_dr_alloc*()).
+		 * read this one, and compares the kc of what it reads (direct.S).
 		 */
 		for (i = 0; i < RSLUB_INDEX_SIZE; i++)
 			WRITE_ONCE(spare[i], NULL);
@@ -2799,12 +2748,19 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		}
 		smp_store_release(&rslub_index, spare);
 		/*
-		 * Handlers run with preemption off, lookups under rcu_read_lock(): after this
-		 * none of them reads the old index or finds this slot. (direct.S's quick test
-		 * of kmem_cache_alloc reads an entry with preemption on, as a hint only: see
-		 * there why a stale one is harmless.)
+		 * Handlers run with preemption off, lookups under rcu_read_lock(): after a
+		 * grace period none of them reads the old index or finds this slot. The
+		 * allocation trampolines check a slot's kc with preemption on and their fast
+		 * paths use its rc without another look (direct.S, rust/back/fast.rs), neither
+		 * ever sleeping: a task between the two, preempted there, has not slept of its
+		 * own accord since, which RCU Tasks waits for (its grace period includes
+		 * synchronize_rcu()'s, and full barriers).
 		 */
+#ifdef RSLUB_DIRECT
+		synchronize_rcu_tasks();
+#else
 		synchronize_rcu();
+#endif
 		/* A replacement that held the slot before still allocates from rc. */
 		while (rslub_slot_held(b))
 			msleep(1);

@@ -135,8 +135,8 @@ impl CacheCore {
     }
 
     /// The allocation fast path alone, for a caller that must not take the slow paths
-    /// where it stands: the backing layer's replacements, with preemption off
-    /// (`rust/back/hook.c`, `rslub_dr_alloc()`). The object, zeroed where
+    /// where it stands: the backing layer's fast paths, which must not sleep
+    /// (`rust/back/fast.rs`). The object, zeroed where
     /// [`CacheCore::alloc_ptr`] would zero it, or null wherever that would do more than
     /// its fast path: the CPU's free list empty or of another node, a free pointer to
     /// sort out, a commit that failed, or a sanitizer to tell; and an object to zero above
