@@ -13,8 +13,11 @@
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
 # TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench_whole_guest.sh and its
 # programs), COUNT_PLUGIN (a QEMU plugin to load, scripts/qemu/count.c; its log is written
-# to OUT.count), PROFILE (1: the plugin profiles each run by symbol), KERNEL_ARGS (more kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's
-# -cpu, max by default), SEED (QEMU's -seed, 1: the guest's random numbers).
+# to OUT.count), PROFILE (1: the plugin profiles each run by symbol), KERNEL_ARGS (more
+# kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's -cpu, max by default), SEED
+# (QEMU's -seed, 1: the guest's random numbers), PAD (KiB of padding at the initramfs's
+# end, 0: none; it moves where the kernel places the initramfs, and so the memory layout
+# of what follows: the spread's boots vary it, see scripts/bench_whole.sh).
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
 # whole root file system is a small initramfs (busybox, the module, an /init that loads
@@ -185,6 +188,11 @@ else
 file /init $rundir/init 0755 0 0
 file /rslub_bench.ko $moddir/rslub_bench.ko 0644 0 0
 S
+fi
+if [ "${PAD:-0}" != 0 ]; then
+	[[ "$PAD" =~ ^[0-9]+$ ]] || die "PAD=$PAD: KiB, a number"
+	head -c $((PAD * 1024)) /dev/zero > "$rundir/pad"
+	echo "file /pad $rundir/pad 0644 0 0" >> "$rundir/list"
 fi
 "$cpio_gen" "$rundir/list" > "$rundir/initramfs.cpio"
 

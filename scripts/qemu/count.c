@@ -16,7 +16,9 @@
  * Each translation block adds its length to the total when it starts (a call; QEMU
  * 10.0's per-vCPU inline counters, the cheaper way, abort a multi-CPU boot under -icount
  * with "Bad icount read" and a corrupted heap as the second CPU comes up), and to the
- * kernel's total too when its address is in the upper half (x86-64's kernel addresses).
+ * kernel's total too when its address is in the upper half (x86-64's kernel addresses):
+ * with single=1 (one thread runs every vCPU, as under -icount) by plain adds, otherwise
+ * by atomic ones.
  * A mark therefore counts the whole block that holds the marker: a few instructions, the
  * same for every mark.
  *
@@ -26,8 +28,9 @@
  * trampolines) to its own address, @HEX, which the report maps to a module's symbol
  * from the sections the guest printed (the first 64 Ki such blocks; later ones to
  * [modules], with a line that says so). Where a function shares its address with a
- * marker of the linker's (__softirqentry_text_start), the function's name is taken. Each mark is followed by every
- * symbol that ran since the mark before, most first (top=N: only the first N):
+ * marker of the linker's (__softirqentry_text_start), the function's name is taken. Each
+ * mark is followed by every symbol that ran since the mark before, most first (top=N:
+ * only the first N):
  *
  *   prof N COUNT SYMBOL
  *
@@ -223,7 +226,8 @@ static void on_mark(unsigned int vcpu, void *udata)
 
 /*
  * A block starts: @udata is its length shifted left once, the low bit set at a kernel
- * address. A block cut short (a fault inside it) counts whole: a few instructions a fault.
+ * address. A block cut short (a fault inside it) counts whole: a few instructions a
+ * fault.
  */
 static void on_block(unsigned int vcpu, void *udata)
 {
