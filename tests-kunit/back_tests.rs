@@ -236,12 +236,15 @@ mod tests {
     /// and jumps to the fast path of the slot's rslub cache, which uses it without another
     /// look (`rust/back/fast.rs`): unbacking waits for a task between the two, which may
     /// be preempted there but never sleeps of its own accord (RCU Tasks). A thread with an
-    /// object on its CPU's free list stalls 200 ms there, busy with preemption on
+    /// object on its CPU's free list stalls half a second there, busy with preemption on
     /// (`rslub_test_dr_alloc()`); unbacking the cache meanwhile returns only after that
-    /// allocation, which came from rslub (where no sanitizer sends every allocation to
-    /// the full path) and is live at the unbacking. (With an RCU grace
+    /// allocation, which came from rslub and is live at the unbacking. (With an RCU grace
     /// period alone, the unbacking returns while the thread stalls, having taken the
-    /// slot's rslub cache from under it: the fast path then oopses on its NULL.)
+    /// slot's rslub cache from under it: the fast path then oopses on its NULL.) Where a
+    /// sanitizer sends every allocation to the full path (the debug kernel's KASAN), the
+    /// fast path leaves at once for its miss, which no longer uses the slot (it may
+    /// sleep, and the unbacking need not wait for it), finds the cache unbacked, and the
+    /// kernel serves.
     #[test]
     fn unbacking_waits_for_an_allocation_between_its_check_and_its_fast_path() {
         const NONE: usize = usize::MAX;
@@ -260,7 +263,7 @@ mod tests {
             assert!(rslub_owns(warm));
             // SAFETY: allocated above, freed once.
             unsafe { kc.free(warm) };
-            let r = dr_alloc(&kc, Gfp::KERNEL, slot, 200_000, &checked);
+            let r = dr_alloc(&kc, Gfp::KERNEL, slot, 500_000, &checked);
             got.store(r.unwrap_or(NONE - 1), SeqCst);
         };
         // SAFETY: `user` outlives the thread, joined below.
@@ -276,15 +279,13 @@ mod tests {
             return;
         }
         let left = back::unback(handle(&kc));
-        let served = got.load(SeqCst);
+        let in_time = got.load(SeqCst) != NONE;
         drop(t);
-        // The allocation ended before the unbacking did.
-        assert!(served != NONE);
-        // From the rslub cache, unless a sanitizer looks at each object (the debug
-        // kernel's KASAN): then the fast path leaves for its miss, which finds the cache
-        // unbacked, and the kernel serves.
+        let served = got.load(SeqCst);
         let fast = !crate::sanitize::ON;
-        assert!(served != 0 && rslub_owns(served) == fast);
+        // The fast path's allocation ended before the unbacking did.
+        assert!(in_time || !fast);
+        assert!(served != 0 && served != NONE && rslub_owns(served) == fast);
         assert_eq!(left, Ok(u64::from(fast)));
         // SAFETY: allocated above, freed once.
         unsafe { kc.free(served) };
