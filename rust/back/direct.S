@@ -48,11 +48,12 @@
  *    again); reclaimable requests, kmem_buckets and the constant-size entry points given
  *    another cache than kmalloc's own ask the replacement to decide (rc NULL).
  *
- * The allocation trampolines read the index with preemption on, so a task preempted
- * between loading rslub_index and its entry may read a buffer that unbackings have
- * rebuilt since, for as long as it was preempted, about any cache. Every entry of every
- * buffer is NULL or a slot (the buffers and the slots are static, written a word at a
- * time), and a slot is handed on only if its kc is the cache asked for when it is read:
+ * The allocation trampolines read the index with preemption on. An unbacking publishes
+ * its rebuilt index, then waits for RCU Tasks (below), so the buffer it leaves, the next
+ * one's spare, is rewritten only once no task that loaded it is still here; a probe does
+ * not rely on that alone. Every entry of every buffer is NULL or a slot (the buffers and
+ * the slots are static, written a word at a time), a chain is probed at most once round,
+ * and a slot is handed on only if its kc is the cache asked for when it is read:
  * then it backs that cache, and its rc stays live until the task next sleeps of its own
  * accord, which the trampoline and the fast path it jumps to never do (rslub_hook_unback()
  * clears kc, then waits for RCU Tasks before it takes rc). An empty entry sends the call

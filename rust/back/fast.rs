@@ -30,6 +30,9 @@ use core::ffi::{c_int, c_uint, c_void};
 use kernel::bindings;
 
 extern "C" {
+    // Lockdep kernels: warns where RCU does not watch (hook.c).
+    #[cfg(CONFIG_PROVE_RCU)]
+    fn rslub_dr_check_watching();
     // The misses: the full allocation, with preemption on (hook.c).
     fn rslub_dr_alloc_miss(s: *mut bindings::kmem_cache, gfp: c_uint) -> *mut c_void;
     fn rslub_dr_alloc_lru_miss(
@@ -218,6 +221,13 @@ unsafe fn fast(
     clearing: impl FnOnce(c_uint) -> *mut c_void,
     miss: impl FnOnce(c_uint) -> *mut c_void,
 ) -> *mut c_void {
+    // Where RCU does not watch, nothing holds `rc` (see the C function): lockdep kernels
+    // check that no allocation comes from there.
+    #[cfg(CONFIG_PROVE_RCU)]
+    // SAFETY: No precondition.
+    unsafe {
+        rslub_dr_check_watching()
+    };
     // SAFETY: `rc` is live until this returns (caller).
     let cache = unsafe { cache(rc) };
     let gfp = cache.with_clears(Gfp::from_raw(gfp));

@@ -56,6 +56,7 @@ void rslub_cache_free_bulk(void *s, size_t nr, void **p);
 void rslub_free_owned(void *obj);
 size_t rslub_backed_free_bulk(void *rc, size_t nr, void **p);
 /* Called by the fast paths (rust/back/fast.rs), with preemption on. */
+void rslub_dr_check_watching(void);
 void *rslub_dr_alloc_miss(struct kmem_cache *s, gfp_t gfp);
 void *rslub_dr_alloc_lru_miss(struct kmem_cache *s, struct list_lru *lru, gfp_t gfp);
 void *rslub_dr_alloc_node_miss(struct kmem_cache *s, gfp_t gfp, int node);
@@ -2012,7 +2013,7 @@ void rslub_kmalloc_fail_next(void)
 	rslub_kmalloc_fail = true;
 }
 
-/* Test-only: the slot backing @kc, not held (a hint, as a trampoline hands on), or NULL. */
+/* Test-only: the slot backing @kc, not held (as a trampoline finds it), or NULL. */
 void *rslub_test_slot_of(struct kmem_cache *kc)
 {
 	struct rslub_backing *b;
@@ -2076,7 +2077,7 @@ void rslub_test_slot_put(void *b)
  * (rslub_test_slot_of()), with @stall_us of busy waiting (preemption on, no sleep)
  * between the trampoline's check of the slot and the fast path, *@checked set once the
  * check passed. NULL where @slot does not back @kc (the trampoline would look further);
- * ERR_PTR(-EOPNOTSUPP) without direct calls.
+ * ERR_PTR(-EOPNOTSUPP) without direct calls (not built, or direct=0).
  */
 void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *slot, unsigned int stall_us,
 			  bool *checked)
@@ -2085,6 +2086,9 @@ void *rslub_test_dr_alloc(struct kmem_cache *kc, gfp_t gfp, void *slot, unsigned
 	struct rslub_backing *b = slot;
 	u64 end;
 
+	/* No trampoline runs without the direct calls, and unbacking does not wait for one. */
+	if (!READ_ONCE(rslub_direct_used))
+		return ERR_PTR(-EOPNOTSUPP);
 	if (!kc || READ_ONCE(b->kc) != kc)
 		return NULL;
 	WRITE_ONCE(*checked, true);
@@ -2207,6 +2211,17 @@ static __always_inline struct rslub_backing *rslub_dr_hold(struct kmem_cache *s,
 	if (!rslub_d_alloc_backed(s, gfp))
 		return NULL;
 	return rslub_get(s);
+}
+
+/*
+ * The check of the fast paths (rust/back/fast.rs) on lockdep kernels: where RCU does not
+ * watch (the idle loop's deepest parts, a CPU going down), neither RCU Tasks (which skips
+ * idle tasks) nor the RCU grace period within it waits for an allocation, and
+ * rslub_hook_unback() could take the rslub cache from under it. Nothing allocates there.
+ */
+notrace void rslub_dr_check_watching(void)
+{
+	RCU_LOCKDEP_WARN(!rcu_is_watching(), "rslub: an allocation where RCU does not watch");
 }
 
 /*
@@ -2737,8 +2752,9 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 
 		WRITE_ONCE(b->kc, NULL);
 		/*
-		 * Word by word: a trampoline preempted since it loaded the old index may still
-		 * read this one, and compares the kc of what it reads (direct.S).
+		 * Word by word, though the grace period below keeps any reader off this
+		 * buffer until the next unbacking rewrites it: a trampoline compares the kc of
+		 * whatever slot it reads (direct.S).
 		 */
 		for (i = 0; i < RSLUB_INDEX_SIZE; i++)
 			WRITE_ONCE(spare[i], NULL);
@@ -2754,13 +2770,16 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 		 * paths use its rc without another look (direct.S, rust/back/fast.rs), neither
 		 * ever sleeping: a task between the two, preempted there, has not slept of its
 		 * own accord since, which RCU Tasks waits for (its grace period includes
-		 * synchronize_rcu()'s, and full barriers).
+		 * synchronize_rcu()'s, and full barriers). Without direct calls no trampoline
+		 * runs: they are registered with the hooks, before the first backing, and
+		 * removed with them, after the last unbacking, which waits for RCU Tasks
+		 * itself (ftrace_shutdown() of a module's ops). RCU Tasks' grace period is a
+		 * tenth of a second or more, an RCU one a few milliseconds.
 		 */
-#ifdef RSLUB_DIRECT
-		synchronize_rcu_tasks();
-#else
-		synchronize_rcu();
-#endif
+		if (READ_ONCE(rslub_direct_used))
+			synchronize_rcu_tasks();
+		else
+			synchronize_rcu();
 		/* A replacement that held the slot before still allocates from rc. */
 		while (rslub_slot_held(b))
 			msleep(1);
