@@ -20,7 +20,7 @@
 #     SLUB 6.12 with the same slub_max_order and slub_min_objects, and on the kernel's
 #     allocator once, in boots whose initramfs holds no other workload;
 #   CPUS vCPUs on 4 nodes and on 1, 2 GiB in all: kernel, rslub and classic SLUB 6.12
-#     running the build (seed 003), and the kernel's 4-node one again twice, as above;
+#     running the build (seed 003), and the kernel's again twice on each, as above;
 #   the kernel's 2-node boot again on the kernel with SLUB_STATS (VARIANT=stats), for the
 #   kernel allocator's counters;
 #   classic SLUB: the same 2-node boot on Linux 6.12 (RSLUB_KSERIES=6.12, built once and
@@ -219,13 +219,14 @@ done
 # 1-2.5 MiB moved the kernel's 4-node build by 0.4-0.6%, the seed alone by 0.07% (the
 # cache folder's notes/records/s9/pad.txt); rslub's boots lay memory out differently from
 # the kernel's anyway, as rslub's own module's size moves them all. First the build's own
-# spread on 4 nodes (the 2-node boots' below is of other workloads; not on one node too:
-# 65 s a boot more of make bench), then the 2-node boots, with the first's command line
-# exactly (its micro too).
-WHOLE_FILES=build NODES=4 MEM_PER_NODE=512 SEED=2 PAD=1024 \
-	boot "$out/n4-kernel-build-seed2.jsonl" alloc=kernel build
-WHOLE_FILES=build NODES=4 MEM_PER_NODE=512 SEED=3 PAD=2560 \
-	boot "$out/n4-kernel-build-seed3.jsonl" alloc=kernel build
+# spread on either topology (the 2-node boots' below is of other workloads), then the
+# 2-node boots, with the first's command line exactly (its micro too).
+for n in 4 1; do
+	WHOLE_FILES=build NODES=$n MEM_PER_NODE=$((2048 / n)) SEED=2 PAD=1024 \
+		boot "$out/n$n-kernel-build-seed2.jsonl" alloc=kernel build
+	WHOLE_FILES=build NODES=$n MEM_PER_NODE=$((2048 / n)) SEED=3 PAD=2560 \
+		boot "$out/n$n-kernel-build-seed3.jsonl" alloc=kernel build
+done
 NODES=2 SEED=2 PAD=1024 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $all
 NODES=2 SEED=3 PAD=2560 boot "$out/n2-kernel-seed3.jsonl" alloc=kernel $all
 # The sweep's boots carry hackbench alone (WHOLE_FILES empty: an initramfs a sixth the

@@ -431,9 +431,13 @@ def fidelity_groups(recs, exp):
 
 
 # The kernel's 2-node boots with QEMU's -seed 1, 2 and 3, the last two with the initramfs
-# padded (another memory layout: bench_whole.sh); the 4-node build's likewise.
+# padded (another memory layout: bench_whole.sh); the build's likewise, on @n nodes.
 KERNEL_SEEDS = ("n2-kernel", "n2-kernel-seed2", "n2-kernel-seed3")
-BUILD_SEEDS = ("n4-kernel-build", "n4-kernel-build-seed2", "n4-kernel-build-seed3")
+
+
+def build_seeds(n):
+    """The kernel's build boots on @n nodes, -seed 1, 2 and 3."""
+    return tuple(f"n{n}-kernel-build{s}" for s in ("", "-seed2", "-seed3"))
 
 
 def kernel_spread(recs, exp, defer=None, boots=KERNEL_SEEDS):
@@ -1123,7 +1127,8 @@ def main():
                          + (["classic SLUB 6.12: instructions / unit", "rslub / 6.12"] if classic else []),
                          body))
 
-    build = [r for r in recs if r["exp"] == "build" and r["boot"] not in BUILD_SEEDS[1:]]
+    build = [r for r in recs if r["exp"] == "build"
+             and not r["boot"].endswith(("-seed2", "-seed3"))]
     if build:
         doc.append("Seed 003: a build on 4 nodes and on 1\n"
                    "======================================\n")
@@ -1147,16 +1152,21 @@ def main():
                 body.append(line)
         doc.append(table(HEAD + ["remote walks", "nodes tried", "remote refills",
                                  "walks skipped"], body))
-        bs = [next((r for r in recs if r["boot"] == b and r["exp"] == "build"), None)
-              for b in BUILD_SEEDS]
-        sp = kernel_spread(recs, "build", None, BUILD_SEEDS)
-        if all(bs) and sp is not None:
-            doc.append("The kernel's 4-node build again with QEMU's ``-seed 2`` and ``-seed 3``, "
-                       "the initramfs 1 and 2.5 MiB\nlonger (as the 2-node boots above): "
-                       + ", ".join(f"{per(r, r['kinsns']):.0f}" for r in bs)
-                       + " kernel-mode instructions a file: the\nbuild's boot-to-boot spread, "
-                       f"{100.0 * sp:.2f}%, within which a difference between allocators on 4 "
-                       "nodes\nis a tie. The 1-node build has none measured.\n")
+        for n in sorted({r["nodes"] for r in build}, reverse=True):
+            bs = [next((r for r in recs if r["boot"] == b and r["exp"] == "build"), None)
+                  for b in build_seeds(n)]
+            sp = kernel_spread(recs, "build", None, build_seeds(n))
+            nodes = f"{n}-node" if n > 1 else "1-node"
+            if all(bs) and sp is not None:
+                doc.append(f"The kernel's {nodes} build again with QEMU's ``-seed 2`` and "
+                           "``-seed 3``, the initramfs 1 and\n2.5 MiB longer (as the 2-node "
+                           "boots above): "
+                           + ", ".join(f"{per(r, r['kinsns']):.0f}" for r in bs)
+                           + " kernel-mode instructions a file: the\nbuild's boot-to-boot "
+                           f"spread, {100.0 * sp:.2f}%, within which a difference between "
+                           f"allocators on {n} node{'s' if n > 1 else ''}\nis a tie.\n")
+            else:
+                doc.append(f"The {nodes} build has no boot-to-boot spread measured.\n")
 
     with open(os.path.join(docdir, "benchmarks_whole.rst"), "w") as f:
         f.write("\n".join(doc))
