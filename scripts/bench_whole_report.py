@@ -949,6 +949,19 @@ def main():
         doc.append(table(["operation", "no hooks", "handler (before)", "direct calls (after)",
                           "no hooks again", "per hooked call, before", "per hooked call, after"],
                          body))
+        over = [(what, (on - off) / calls) for (what, calls), off, hnd, on, again in rows
+                if (on - off) / calls > 12]
+        if over:
+            doc.append(
+                "Over the goal of 12 instructions a hooked call: "
+                + "; ".join(f"{what}, {cost:.1f}" for what, cost in over)
+                + ". An object on a slab's tail page (most of an order-3 slab's objects of "
+                "8 KiB) costs\nthe owner's test one more load and its tests: the tail page's "
+                "word at offset 8 is its\n``compound_info``, so the trampoline reads the head "
+                "page's too (``rust/back/direct.S``,\n``RSLUB_OWN_SLAB``), 6 instructions more "
+                "than an object on a slab's first page. The\nkernel's ``kfree()`` makes the "
+                "same load itself (``virt_to_slab()``, ``compound_head()``), which\nthe "
+                "trampoline cannot hand on to it: it jumps back into the function's start.\n")
         if whole_ops:
             doc.append(
                 "kmalloc's entry points, last in the same boot: ``kmalloc(64)`` with its "
