@@ -144,7 +144,7 @@ def main():
            "compares systems, and :doc:`benchmarks_fidelity` compares\nits allocator with "
            "rslub's by their counters. A ratio within the spread (the range of the\nkernel's own "
            "boots with QEMU's ``-seed`` 1, 2 and 3, the last two with another memory\nlayout; "
-           "for the build, the same on 4 nodes) is a tie; a ratio with no spread measured\n"
+           "for the builds, the same on each topology) is a tie; a ratio with no spread\nmeasured "
            "says so.\n"]
     if rows:
         doc.append("The whole kernel\n================\n")

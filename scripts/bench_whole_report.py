@@ -60,6 +60,15 @@ def load(rundir):
                     # Static functions of one name in several files: one row.
                     p = prof.setdefault(int(m.group(1)), {})
                     p[m.group(3)] = p.get(m.group(3), 0) + int(m.group(2))
+        # A boot run again with PROFILE=1 after the run (the builds': profile_section())
+        # keeps the first boot's counts beside it: they must be the same to the instruction.
+        if os.path.exists(path + ".count.unprofiled"):
+            with open(path + ".count.unprofiled") as f:
+                first = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in
+                         (re.match(r"mark (\d+) insns (\d+) kernel (\d+)", line) for line in f)
+                         if m}
+            if first != marks:
+                sys.exit(f"{path}: the profiled boot did not count as the run's boot did")
         served = guest_marks = name_of = None
         sections = {}
         with open(path + ".log") as f:
@@ -508,8 +517,16 @@ def profile_section(recs, rows=12):
     from the profiled boots' runs (count.c's map=); rslub's functions are "rslub: NAME"
     (module_names())."""
     out = []
-    for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu"):
-        for prefix, *runs in fidelity_groups(recs, exp):
+
+    def build_groups(recs):
+        """The builds' boots, per topology, in the columns' order (no tuned build)."""
+        def find(boot):
+            return next((r for r in recs if r["boot"] == boot and r["exp"] == "build"), None)
+        return [(f"{n} node{'s' if n > 1 else ''}: ", find(f"n{n}-kernel-build"),
+                 find(f"n{n}-build-classic"), find(f"n{n}-rslub-build"), None) for n in (4, 1)]
+    for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu", "build"):
+        groups = build_groups(recs) if exp == "build" else fidelity_groups(recs, exp)
+        for prefix, *runs in groups:
             k7 = runs[0]
             if not k7 or "prof" not in k7:
                 continue
@@ -546,6 +563,23 @@ def profile_section(recs, rows=12):
             out.append(f"{title}\n{'-' * len(title)}\n")
             out.append(table(["symbol"] + [name for _, name in cols]
                              + [f"{name} - sheaves" for name in rsl_names], body + [shown, mine, code, total]))
+            # Where the difference is not the allocators' own code: the rest, and its
+            # largest symbol.
+            slab = SLAB.get(series(k7))
+            notes = []
+            for r, name in zip(rsl, rsl_names):
+                if alloc[id(r)] is None or alloc[id(k7)] is None or slab is None:
+                    continue
+                d_all = per(r, r["kinsns"]) - per(k7, k7["kinsns"])
+                d_code = (alloc[id(r)] - alloc[id(k7)]) / r["units"]
+                rest = [k for k in syms if not k.startswith("rslub: ") and k not in slab]
+                big = max(rest, key=lambda k: (abs(pu(r, k) - pu(k7, k)), k))
+                notes.append(f"{name}: {d_all:+.0f} in all, {d_code:+.0f} in allocator code, "
+                             f"{d_all - d_code:+.0f} outside it, where the largest single "
+                             f"difference is ``{big}``'s, {pu(r, big) - pu(k7, big):+.0f}")
+            if notes:
+                out.append("Against sheaves, per " + WORK[exp][0] + ": " + "; ".join(notes)
+                           + ".\n")
     if out:
         out.insert(0, "Where the instructions go\n=========================\n")
         out.insert(1, "Each workload's kernel-mode instructions per unit of work by the symbol "
@@ -563,7 +597,13 @@ def profile_section(recs, rows=12):
                    "outside it, where 7.3 has it in ``mm/slab_common.c``). "
                    "6.12 is another kernel: its symbols are its own,\ncompare it by the "
                    "totals. The marginal runs (the larger run less the smaller)\n"
-                   "have their profiles subtracted too, so a symbol can count below zero.\n")
+                   "have their profiles subtracted too, so a symbol can count below zero.\n"
+                   + ("The builds' boots are not profiled by ``make bench`` (a profiled build "
+                      "boot takes\nfour times as long): where their tables stand below, their "
+                      "boots were run again with\nthe run's command and ``PROFILE=1``, which "
+                      "counts the same instructions (the report checks\nevery mark against "
+                      "the first boot's), and put in the run's folder.\n"
+                      if any(r["exp"] == "build" and "prof" in r for r in recs) else ""))
     return out
 
 
