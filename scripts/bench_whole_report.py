@@ -444,6 +444,11 @@ def fidelity_groups(recs, exp):
 KERNEL_SEEDS = ("n2-kernel", "n2-kernel-seed2", "n2-kernel-seed3")
 
 
+def build_run(recs, boot):
+    """The build's record of @boot, or None."""
+    return next((r for r in recs if r["boot"] == boot and r["exp"] == "build"), None)
+
+
 def build_seeds(n):
     """The kernel's build boots on @n nodes, -seed 1, 2 and 3."""
     return tuple(f"n{n}-kernel-build{s}" for s in ("", "-seed2", "-seed3"))
@@ -520,10 +525,9 @@ def profile_section(recs, rows=12):
 
     def build_groups(recs):
         """The builds' boots, per topology, in the columns' order (no tuned build)."""
-        def find(boot):
-            return next((r for r in recs if r["boot"] == boot and r["exp"] == "build"), None)
-        return [(f"{n} node{'s' if n > 1 else ''}: ", find(f"n{n}-kernel-build"),
-                 find(f"n{n}-build-classic"), find(f"n{n}-rslub-build"), None) for n in (4, 1)]
+        return [(f"{n} node{'s' if n > 1 else ''}: ", build_run(recs, f"n{n}-kernel-build"),
+                 build_run(recs, f"n{n}-build-classic"), build_run(recs, f"n{n}-rslub-build"),
+                 None) for n in (4, 1)]
     for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu", "build"):
         groups = build_groups(recs) if exp == "build" else fidelity_groups(recs, exp)
         for prefix, *runs in groups:
@@ -989,19 +993,22 @@ def main():
         doc.append(table(["operation", "no hooks", "handler (before)", "direct calls (after)",
                           "no hooks again", "per hooked call, before", "per hooked call, after"],
                          body))
-        over = [(what, (on - off) / calls) for (what, calls), off, hnd, on, again in rows
-                if (on - off) / calls > 12]
+        cost = {what: (on - off) / calls for (what, calls), off, hnd, on, again in rows}
+        over = [(what, c) for what, c in cost.items() if c > 12]
+        head, tail = (HOOK_OPS[k][0] for k in ("kfree", "kfree8k"))
         if over:
             doc.append(
                 "Over the goal of 12 instructions a hooked call: "
-                + "; ".join(f"{what}, {cost:.1f}" for what, cost in over)
-                + ". An object on a slab's tail page (most of an order-3 slab's objects of "
-                "8 KiB) costs\nthe owner's test one more load and its tests: the tail page's "
-                "word at offset 8 is its\n``compound_info``, so the trampoline reads the head "
-                "page's too (``rust/back/direct.S``,\n``RSLUB_OWN_SLAB``), 6 instructions more "
-                "than an object on a slab's first page. The\nkernel's ``kfree()`` makes the "
-                "same load itself (``virt_to_slab()``, ``compound_head()``), which\nthe "
-                "trampoline cannot hand on to it: it jumps back into the function's start.\n")
+                + "; ".join(f"{what}, {c:.1f}" for what, c in over) + "."
+                + (" An object on a slab's tail page (most of an order-3 slab's objects of 8 "
+                   "KiB) costs\nthe owner's test one more load and its tests: the tail page's "
+                   "word at offset 8 is its\n``compound_info``, so the trampoline reads the head "
+                   "page's too (``rust/back/direct.S``,\n``RSLUB_OWN_SLAB``), "
+                   f"{cost[tail] - cost[head]:.0f} instructions more than an object on a slab's "
+                   "first page (the\nrow above it). The kernel's ``kfree()`` makes the same "
+                   "load itself (``virt_to_slab()``,\n``compound_head()``), which the trampoline "
+                   "cannot hand on to it: it jumps back into the\nfunction's start."
+                   if tail in dict(over) and head in cost else "") + "\n")
         if whole_ops:
             doc.append(
                 "kmalloc's entry points, last in the same boot: ``kmalloc(64)`` with its "
@@ -1206,10 +1213,9 @@ def main():
         doc.append(table(HEAD + ["remote walks", "nodes tried", "remote refills",
                                  "walks skipped"], body))
         for n in sorted({r["nodes"] for r in build}, reverse=True):
-            bs = [next((r for r in recs if r["boot"] == b and r["exp"] == "build"), None)
-                  for b in build_seeds(n)]
+            bs = [build_run(recs, b) for b in build_seeds(n)]
             sp = kernel_spread(recs, "build", None, build_seeds(n))
-            nodes = f"{n}-node" if n > 1 else "1-node"
+            nodes = f"{n}-node"
             if all(bs) and sp is not None:
                 doc.append(f"The kernel's {nodes} build again with QEMU's ``-seed 2`` and "
                            "``-seed 3``, the initramfs 1 and\n2.5 MiB longer (as the 2-node "
