@@ -1485,6 +1485,34 @@ mod tests {
         drop(unsafe { KernelCache::from_raw(second) });
     }
 
+    /// The module's exit closes the backing before it looks at what is backed
+    /// (`back::close()`): a backing by name still in progress then (a write to the `back`
+    /// file racing `rmmod`, which debugfs lets finish) backs nothing. Here the exit begins
+    /// when the cache was found, just before the backing takes its lock.
+    #[test]
+    fn a_backing_that_meets_the_exit_backs_nothing() {
+        let base = back::backings();
+        let fired = AtomicBool::new(false);
+        let exit = |_: usize, point: Point| {
+            if point == Point::NameFound && !fired.swap(true, SeqCst) {
+                back::close();
+            }
+            false
+        };
+        let installed = inject::install(&exit).expect("injection hook");
+        let backed = back::back_name(c"skbuff_fclone_cache");
+        drop(installed);
+        back::reopen();
+        if backed.is_ok() {
+            // Leaves the backing as the other tests expect it.
+            let _ = back::unback_name(c"skbuff_fclone_cache");
+            back::release_drained();
+        }
+        assert!(fired.load(SeqCst));
+        assert!(backed == Err(EBUSY));
+        assert_eq!(back::backings(), base);
+    }
+
     /// The skb caches, whose pointers the kernel exports, are found by name at once, also
     /// when idle (a watched name would time out with `ENOENT`). `skbuff_fclone_cache`:
     /// `make test` has the other two backed already.

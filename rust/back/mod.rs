@@ -575,6 +575,9 @@ pub(crate) struct State {
     refused: KVec<Refused>,
     /// Whole-kernel mode's kmalloc size classes, while kmalloc is hooked.
     kmalloc: KVec<kmalloc::Class>,
+    /// The module is going away ([`close`]): nothing more is backed, and the hooks are
+    /// not registered again.
+    closed: bool,
 }
 
 /// A cache sighted in whole-kernel mode that rslub does not back.
@@ -592,6 +595,7 @@ kernel::sync::global_lock! {
         all: false,
         refused: KVec::new(),
         kmalloc: KVec::new(),
+        closed: false,
     };
 }
 
@@ -1173,6 +1177,19 @@ pub(crate) fn back_all(names: &CStr) -> Result {
     back_found(&found)?;
     LOADED.store(1, kernel::sync::atomic::Release);
     Ok(())
+}
+
+/// The first step of the module's exit: from here on nothing is backed and the hooks are
+/// not registered again, whatever a writer of the `back` file that is still running asks
+/// (debugfs lets it finish; its module reference is not taken, see [`exit`]).
+pub(crate) fn close() {
+    BACK.lock().closed = true;
+}
+
+/// Undoes [`close`], for a suite that played the exit.
+#[cfg(rslub_kunit)]
+pub(crate) fn reopen() {
+    BACK.lock().closed = false;
 }
 
 /// When the module goes away: nothing can be backed or draining by then (the hooks hold
