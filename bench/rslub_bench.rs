@@ -30,6 +30,8 @@ mod gfp;
 mod inject;
 #[path = "../rust/layout.rs"]
 mod layout;
+#[path = "../rust/load.rs"]
+mod load;
 #[path = "../rust/mm.rs"]
 mod mm;
 #[path = "../rust/node.rs"]
@@ -90,8 +92,8 @@ struct RslubBench;
 impl kernel::Module for RslubBench {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let params = params::Params::new(params::RawParams::DEFAULT)?;
-        // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params, c"rslub_bench") }?;
+        // SAFETY: Called once, here, before anything else uses the crate.
+        unsafe { load::init(params, c"rslub_bench") }?;
         let run = || -> Result {
             match module_parameters::suite.value() {
                 0 => {
@@ -112,7 +114,7 @@ impl kernel::Module for RslubBench {
             Ok(())
         };
         // The module does not come up on failure: undo the registry here.
-        run().inspect_err(|_| registry::exit())?;
+        run().inspect_err(|_| load::exit())?;
         pr_info!("done\n");
         Ok(Self)
     }
@@ -120,6 +122,6 @@ impl kernel::Module for RslubBench {
 
 impl Drop for RslubBench {
     fn drop(&mut self) {
-        registry::exit();
+        load::exit();
     }
 }

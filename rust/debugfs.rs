@@ -4,7 +4,8 @@
 //! directory per cache, shaped like SLUB's `/sys/kernel/slab/<cache>/` (one value per
 //! file, SLUB's names and formats), so that the tools written for SLUB read it unchanged
 //! (`tools/mm/slabinfo`, through `scripts/slabinfo`); files of what SLUB has not keep
-//! rslub's names. And the module-wide `back` file. `Documentation/debugfs.rst` lists every
+//! rslub's names. And the module-wide `layout_whatif` file (the `back` file is the
+//! backing's, `rust/back/file.rs`). `Documentation/debugfs.rst` lists every
 //! file with its SLUB counterpart.
 //!
 //! Formats, as `mm/slub.c` writes them:
@@ -378,27 +379,19 @@ fn store(file: &AttrFile, r: &mut UserSliceReader) -> Result {
     Ok(())
 }
 
-/// The module-wide files under `root`; removed when dropped.
+/// The module-wide files under `root`; removed when dropped. (The `back` file is the
+/// backing's: `rust/back/file.rs`.)
 pub(crate) struct ModuleFiles {
-    _back: Pin<KBox<File<()>>>,
     _whatif: Pin<KBox<File<WhatIfFile>>>,
 }
 
 impl ModuleFiles {
-    /// `back`: one line per kernel cache rslub backs or drains; writing `name` backs the
-    /// kernel cache `name`, `-name` unbacks it, `drain` destroys the rslub caches of
-    /// unbacked caches whose objects are all freed (see `Documentation/backing.rst`).
-    ///
     /// `layout_whatif`: write `SIZE [ALIGN]`, then read, for a cache of such objects,
     /// every slab order with its objects and unused bytes, and the order rslub (with the
     /// module's `params`) and the kernel's allocator (with its defaults) choose
     /// ([`WhatIf`]).
     pub(crate) fn new(root: &Dir, params: Params) -> Result<Self> {
         Ok(Self {
-            _back: KBox::pin_init(
-                root.read_write_callback_file(c"back", (), &show_back, &store_back),
-                GFP_KERNEL,
-            )?,
             _whatif: KBox::pin_init(
                 root.read_write_callback_file(
                     c"layout_whatif",
@@ -466,40 +459,9 @@ fn store_whatif(w: &WhatIfFile, r: &mut UserSliceReader) -> Result {
     Ok(())
 }
 
-fn show_back(_: &(), f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    crate::back::show(f)
-}
-
-fn store_back(_: &(), r: &mut UserSliceReader) -> Result {
-    // The module's own `back=` first: a load that fails must leave nothing backed.
-    if !crate::back::loaded() {
-        return Err(EBUSY);
-    }
-    let mut buf = [0u8; 64];
-    let s = read_text(r, &mut buf)?;
-    if s == "drain" {
-        crate::back::release_drained();
-        return Ok(());
-    }
-    let (op, name) = match s.as_bytes().first() {
-        Some(b'-') => (b'-', &s[1..]),
-        Some(b'?') => (b'?', &s[1..]),
-        _ => (b'+', s),
-    };
-    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ',') {
-        return Err(EINVAL);
-    }
-    let name = kernel::str::CString::try_from_fmt(fmt!("{name}"))?;
-    match op {
-        b'-' => crate::back::unback_name(&name).map(|_| ()),
-        b'?' => crate::back::check_name(&name),
-        _ => crate::back::back_name(&name),
-    }
-}
-
 /// Reads what was written to a file, at most `buf.len()` bytes of UTF-8, trimmed;
 /// anything else is `EINVAL`.
-fn read_text<'a>(r: &mut UserSliceReader, buf: &'a mut [u8]) -> Result<&'a str> {
+pub(crate) fn read_text<'a>(r: &mut UserSliceReader, buf: &'a mut [u8]) -> Result<&'a str> {
     let n = r.len();
     if n == 0 || n > buf.len() {
         return Err(EINVAL);

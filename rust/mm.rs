@@ -10,13 +10,13 @@
 //! (`rust/slab_page.c` says what it reads of one, and how rslub answers). The head page's
 //! `struct slab` points at the cache's [`Shadow`], a `struct kmem_cache` describing its
 //! objects, and its `slab_list.next` (`struct page`'s `lru.prev`, which only mm/slub.c
-//! reads of a slab) at the slab's metadata. [`slab_of`] therefore finds a slab from any
+//! reads of a slab) at the slab's metadata. [`meta_of`] therefore finds a slab from any
 //! address inside it with the direct-map arithmetic of `virt_to_page()`, the head page
 //! from the page's `compound_info` (as `compound_head()`), and one load, and no call;
 //! [`slab_if_of`] reads the head's cache, which the free slow path compares with its
 //! own shadow, following no pointer, and its slab.
 use crate::shim;
-use crate::{gfp::Gfp, layout::Layout, slab::Slab};
+use crate::{gfp::Gfp, layout::Layout};
 use core::{ffi::c_void, ptr::NonNull};
 use kernel::{bindings, error::code::ENOSPC, page::PAGE_SHIFT, prelude::*};
 
@@ -284,7 +284,7 @@ impl SlabPages {
     }
 
     /// Makes the pages a slab page of the cache `shadow` describes, holding `objects`
-    /// objects, its metadata at `meta` (for [`slab_of`]), with `shadow` as its cache (for
+    /// objects, its metadata at `meta` (for [`meta_of`]), with `shadow` as its cache (for
     /// [`slab_if_of`] and the kernel's readers).
     pub(crate) fn set_owner(&mut self, meta: *const u8, shadow: *const u8, objects: u32) {
         // SAFETY: By the type invariant `page` is the head of our block, not yet a slab
@@ -380,30 +380,31 @@ unsafe fn head_from(page: *const bindings::page, info: usize) -> *const bindings
 }
 
 /// The slab metadata pointer recorded by [`SlabPages::set_owner`] for the slab holding
-/// `addr` (its head page's `slab_list.next`): meaningful only for an address inside a
-/// slab whose pages rslub owns (an object handed out by one of its caches and not yet
-/// freed); for any other direct-map address it is whatever word that page's head holds
-/// there (the bulk frees read it for pointers that break their contract, before
+/// `addr` (its head page's `slab_list.next`), as a `T`, the slab layer's type
+/// (`crate::slab::slab_of`; this layer does not name it): meaningful only for an address
+/// inside a slab whose pages rslub owns (an object handed out by one of its caches and not
+/// yet freed); for any other direct-map address it is whatever word that page's head
+/// holds there (the bulk frees read it for pointers that break their contract, before
 /// [`crate::cache::CacheCore`]'s ownership check).
 ///
 /// # Safety
 ///
 /// `addr` must be a direct-map address.
 #[inline(always)]
-pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
+pub(crate) unsafe fn meta_of<T>(addr: *const u8) -> *mut T {
     // SAFETY: The caller guarantees `addr` is in the direct map, so its page is its
     // `struct page` (`virt_to_page()` on x86-64), always mapped, and so is its head.
-    unsafe { slab_of_head(head_of(page_of(addr))) }
+    unsafe { meta_of_head(head_of(page_of(addr))) }
 }
 
-/// [`slab_of`] given the head page of the slab holding the address, as the direct-call
+/// [`meta_of`] given the head page of the slab holding the address, as the direct-call
 /// trampolines find it (`rust/back/direct.S`, `RSLUB_OWN_SLAB`).
 ///
 /// # Safety
 ///
 /// `head` must be the head page of a slab page (a valid `struct page`).
 #[inline(always)]
-pub(crate) unsafe fn slab_of_head(head: *const bindings::page) -> *mut Slab {
+pub(crate) unsafe fn meta_of_head<T>(head: *const bindings::page) -> *mut T {
     // SAFETY: A valid `struct page` (caller).
     unsafe {
         (*head)
@@ -412,13 +413,13 @@ pub(crate) unsafe fn slab_of_head(head: *const bindings::page) -> *mut Slab {
             .__bindgen_anon_1
             .lru
             .prev
-            .cast::<Slab>()
+            .cast::<T>()
     }
 }
 
-/// The slab metadata of the slab page holding `addr` if that page's cache is `shadow`
+/// The slab metadata (a `T`) of the slab page holding `addr` if that page's cache is `shadow`
 /// (an object of the cache whose [`Shadow`] is at `shadow`): its head page's `slab_cache`
-/// and [`slab_of`] from one head page, as the free slow path asks both. `None` also for a
+/// and [`meta_of`] from one head page, as the free slow path asks both. `None` also for a
 /// page that rslub gave back but a speculative reference still holds
 /// (`rslub_slab_page_clear()` leaves its cache, and clears the metadata pointer): a stale
 /// pointer into it is no object.
@@ -427,7 +428,7 @@ pub(crate) unsafe fn slab_of_head(head: *const bindings::page) -> *mut Slab {
 ///
 /// `addr` must be a direct-map address (of any page).
 #[inline(always)]
-pub(crate) unsafe fn slab_if_of(addr: *const u8, shadow: *const u8) -> Option<*mut Slab> {
+pub(crate) unsafe fn meta_if_of<T>(addr: *const u8, shadow: *const u8) -> Option<*mut T> {
     // SAFETY: `addr` is in the direct map (caller), so its page and that page's head are
     // valid `struct page`s; `slab_cache` is `compound_info`'s word, plain, and the slab
     // pointer is read only from a slab page of `shadow`'s cache, where it is set.
@@ -451,7 +452,7 @@ pub(crate) unsafe fn slab_if_of(addr: *const u8, shadow: *const u8) -> Option<*m
             .__bindgen_anon_1
             .lru
             .prev
-            .cast::<Slab>();
+            .cast::<T>();
         (!slab.is_null()).then_some(slab)
     }
 }

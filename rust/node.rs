@@ -4,7 +4,11 @@
 //! for debug caches, the list of full slabs, as SLUB keeps it for `validate`), and slab
 //! counts.
 
-use crate::{arch, shim::IrqDisabled, slab::Slab};
+use crate::{
+    arch,
+    shim::IrqDisabled,
+    slab::{Slab, ON_FULL, ON_NO_LIST, ON_PARTIAL},
+};
 use core::ptr;
 use kernel::{
     new_spinlock,
@@ -15,13 +19,6 @@ use kernel::{
         SpinLock,
     },
 };
-
-/// Which list of its node a slab is on ([`crate::slab::Links::on`]).
-pub(crate) const ON_NO_LIST: u8 = 0;
-/// On the partial list.
-pub(crate) const ON_PARTIAL: u8 = 1;
-/// On the full list (debug caches only).
-pub(crate) const ON_FULL: u8 = 2;
 
 /// A list of slabs of a node: the partial list (slabs that have free objects and are no
 /// CPU's active slab), or a debug cache's full list.

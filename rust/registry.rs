@@ -71,11 +71,9 @@ kernel::sync::global_lock! {
 /// this module.
 pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
     crate::cache::check_machine()?;
-    shim::init()?;
+    shim::init(core::alloc::Layout::new::<crate::slab::Slab>())?;
     // SAFETY: Called once, before any use (caller).
     unsafe { REGISTRY.init() };
-    // SAFETY: Called once, before any use (caller).
-    unsafe { crate::back::init() };
     let mut reg = REGISTRY.lock();
     reg.params = Some(params);
     let root = Dir::new(debugfs_name);
@@ -99,6 +97,11 @@ pub(crate) unsafe fn init(params: Params, debugfs_name: &CStr) -> Result {
         return Err(e);
     }
     Ok(())
+}
+
+/// The module's debugfs directory, between [`init`] and [`exit`] (`EINVAL` otherwise).
+pub(crate) fn root() -> Result<Dir> {
+    REGISTRY.lock().root.clone().ok_or(EINVAL)
 }
 
 /// The module's parameters, once [`init`] ran.
@@ -172,7 +175,6 @@ pub(crate) fn exit() {
 
 /// [`exit`] once the hotplug callback is gone (or was never there).
 fn exit_registry() {
-    crate::back::exit();
     let mut reg = REGISTRY.lock();
     for e in reg.caches.drain_all() {
         // SAFETY: Registered caches are live while the lock is held.

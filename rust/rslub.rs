@@ -135,6 +135,7 @@ mod debugfs;
 mod gfp;
 mod inject;
 mod layout;
+mod load;
 mod mm;
 mod node;
 mod params;
@@ -211,14 +212,14 @@ impl kernel::Module for Rslub {
         })?;
         let params = params.with_debug(spec).with_profile(profile);
         let topo = topology::Topology::read();
-        // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params, c"rslub") }?;
+        // SAFETY: Called once, here, before anything else uses the crate.
+        unsafe { load::init(params, c"rslub") }?;
         // SAFETY: `rslub_back_param()` returns the module's string parameter, NUL
         // terminated, which lives as long as the module.
         let names = unsafe { CStr::from_char_ptr(rslub_back_param()) };
         if let Err(e) = back::back_all(names) {
             pr_err!("invalid parameter back={names}: see the message above\n");
-            registry::exit();
+            load::exit();
             // An unknown cache is `ENOENT` to the `back` file, but a bad parameter to the
             // load: insmod prints `ENOENT` as "Unknown symbol in module".
             return Err(if e == ENOENT { EINVAL } else { e });
@@ -236,6 +237,6 @@ impl kernel::Module for Rslub {
 
 impl Drop for Rslub {
     fn drop(&mut self) {
-        registry::exit();
+        load::exit();
     }
 }

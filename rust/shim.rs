@@ -428,17 +428,16 @@ pub(crate) fn symbol(addr: usize) -> Result<kernel::str::CString, kernel::error:
     Ok(kernel::str::CString::try_from(s)?)
 }
 
-/// Sets up what the shim needs (the flush workqueue); called once at module load.
-pub(crate) fn init() -> Result<(), kernel::error::Error> {
-    let (size, align) = (
-        core::mem::size_of::<crate::slab::Slab>(),
-        core::mem::align_of::<crate::slab::Slab>(),
-    );
+/// Sets up what the shim needs (the flush workqueue, and the cache of slab metadata, whose
+/// objects have the layout `meta`); called once at module load.
+pub(crate) fn init(meta: core::alloc::Layout) -> Result<(), kernel::error::Error> {
     // SAFETY: Called once, at load, before `run_on_each_cpu` and `meta_alloc`.
-    kernel::error::to_result(unsafe { ffi::rslub_shim_init(size as u32, align as u32) })
+    kernel::error::to_result(unsafe {
+        ffi::rslub_shim_init(meta.size() as u32, meta.align() as u32)
+    })
 }
 
-/// Memory for one slab's metadata ([`crate::slab::Slab`]), with `gfp`, on `node` if it
+/// Memory for one slab's metadata (of the layout given to [`init`]), with `gfp`, on `node` if it
 /// can: from a cache of the kernel's own that rslub never serves (`rust/shim.c`), so
 /// that no new slab of rslub's waits for one of its own. Null if there is none.
 pub(crate) fn meta_alloc(gfp: crate::gfp::Gfp, node: i32) -> *mut u8 {

@@ -20,7 +20,11 @@
 //! (`on`, under the node lock), or on a CPU's partial list (`cpu_next`, with that CPU's
 //! interrupts off), or on no list when full (`inuse == objects`) or in between lists.
 
-use crate::{arch, gfp::Gfp, mm::SlabPages};
+use crate::{
+    arch,
+    gfp::Gfp,
+    mm::{self, SlabPages},
+};
 use core::{
     cell::UnsafeCell,
     ptr::{self, NonNull},
@@ -30,6 +34,47 @@ use kernel::{
     error::{code::ENOMEM, Result},
     sync::atomic::{Atomic, Relaxed},
 };
+
+/// Which list of its node a slab is on ([`Links::on`]): none.
+pub(crate) const ON_NO_LIST: u8 = 0;
+/// On the partial list.
+pub(crate) const ON_PARTIAL: u8 = 1;
+/// On the full list (debug caches only).
+pub(crate) const ON_FULL: u8 = 2;
+
+/// The slab holding `addr` ([`mm::meta_of`]): meaningful only for an address on a slab
+/// whose pages rslub owns.
+///
+/// # Safety
+///
+/// `addr` must be a direct-map address.
+#[inline(always)]
+pub(crate) unsafe fn slab_of(addr: *const u8) -> *mut Slab {
+    // SAFETY: A direct-map address (caller).
+    unsafe { mm::meta_of(addr) }
+}
+
+/// [`slab_of`] given the slab's head page ([`mm::meta_of_head`]).
+///
+/// # Safety
+///
+/// `head` must be the head page of a slab page (a valid `struct page`).
+#[inline(always)]
+pub(crate) unsafe fn slab_of_head(head: *const bindings::page) -> *mut Slab {
+    // SAFETY: A valid head page (caller).
+    unsafe { mm::meta_of_head(head) }
+}
+
+/// The slab holding `addr` if its page's cache is `shadow` ([`mm::meta_if_of`]).
+///
+/// # Safety
+///
+/// `addr` must be a direct-map address (of any page).
+#[inline(always)]
+pub(crate) unsafe fn slab_if_of(addr: *const u8, shadow: *const u8) -> Option<*mut Slab> {
+    // SAFETY: A direct-map address (caller).
+    unsafe { mm::meta_if_of(addr, shadow) }
+}
 
 /// Slabs given back by `TYPESAFE_BY_RCU` caches whose grace period has not ended yet
 /// ([`Slab::free_after_grace_period`]): their pages are still out of the page allocator.
@@ -96,7 +141,7 @@ pub(crate) fn counters(inuse: u32, frozen: bool) -> u64 {
 pub(crate) struct Links {
     pub(crate) prev: *mut Slab,
     pub(crate) next: *mut Slab,
-    /// Which list ([`crate::node::ON_PARTIAL`], ...).
+    /// Which list of its node ([`ON_PARTIAL`], ...).
     pub(crate) on: u8,
 }
 
@@ -266,7 +311,7 @@ impl Slab {
                 links: Links {
                     prev: ptr::null_mut(),
                     next: ptr::null_mut(),
-                    on: crate::node::ON_NO_LIST,
+                    on: ON_NO_LIST,
                 },
             }),
             cpu_next: UnsafeCell::new(ptr::null_mut()),
@@ -277,7 +322,7 @@ impl Slab {
 
     /// Moves `self` into memory of its own from [`crate::shim::meta_alloc`] (with `gfp`, on
     /// the slab's node) and makes the pages a slab page of the cache `shadow` describes
-    /// ([`crate::mm::Shadow`]), the metadata recorded for `crate::mm::slab_of`.
+    /// ([`crate::mm::Shadow`]), the metadata recorded for `crate::slab::slab_of`.
     /// Returns the metadata's address, to be given back with [`Slab::free`]; on failure
     /// `self`, and with it the pages, is dropped.
     pub(crate) fn publish(self, gfp: Gfp, shadow: *const u8) -> Result<NonNull<Slab>> {

@@ -17,6 +17,7 @@ mod tests {
         layout::{HWCACHE_ALIGN, STORE_USER},
         mm,
         registry::Cache,
+        slab,
         stats::Stat,
         test_shim::{node_of, pin_current, skip, virt_to_page},
         topology::{online_nodes, Topology},
@@ -136,12 +137,12 @@ mod tests {
             }
         });
         // SAFETY: live objects of `c`.
-        let slab = unsafe { mm::slab_of(objs[0] as *const u8) };
+        let slab = unsafe { slab::slab_of(objs[0] as *const u8) };
         let mut pages: KVec<usize> = KVec::new();
         for &a in objs.iter() {
             for offset in [0usize, 1500, 2999] {
                 // SAFETY: inside a live object of `c`.
-                assert_eq!(unsafe { mm::slab_of((a + offset) as *const u8) }, slab);
+                assert_eq!(unsafe { slab::slab_of((a + offset) as *const u8) }, slab);
                 pages
                     .push(virt_to_page(a + offset), GFP_KERNEL)
                     .expect("memory");
@@ -171,10 +172,10 @@ mod tests {
             }
             // All from one slab: the first slab of a fresh cache on this CPU.
             // SAFETY: the addresses are live objects of `c`.
-            let slab0 = unsafe { mm::slab_of(first[0] as *const u8) };
+            let slab0 = unsafe { slab::slab_of(first[0] as *const u8) };
             for &a in first.iter() {
                 // SAFETY: as above.
-                assert_eq!(unsafe { mm::slab_of(a as *const u8) }, slab0);
+                assert_eq!(unsafe { slab::slab_of(a as *const u8) }, slab0);
             }
             assert_eq!(slabs(&c), 1);
             for &a in first.iter() {

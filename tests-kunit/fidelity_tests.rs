@@ -27,7 +27,7 @@ mod tests {
         mm,
         params::{Params, Profile, RawParams},
         registry::Cache,
-        shim,
+        shim, slab,
         stats::{Stat, Stats},
         test_shim::skip,
     };
@@ -36,7 +36,7 @@ mod tests {
     /// The slab of object `p`, as an address.
     fn slab(p: usize) -> usize {
         // SAFETY: The suites pass live objects of rslub caches.
-        unsafe { mm::slab_of(p as *const u8) as usize }
+        unsafe { slab::slab_of(p as *const u8) as usize }
     }
 
     /// The first counter of `want` whose value in `d` differs: its name, the value, and
@@ -419,7 +419,7 @@ mod tests {
     }
 
     /// Bulk free on a CPU without an active slab refuses a pointer whose page holds 1
-    /// where a slab page holds rslub's metadata pointer (`lru.prev`, [`mm::slab_of`]):
+    /// where a slab page holds rslub's metadata pointer (`lru.prev`, [`slab::slab_of`]):
     /// that is also `NO_SLAB`, the CPU's "no active slab", and once matched it as the
     /// active slab (when the word was `private`, which the head page of a free order-1
     /// block holds 1 in: its order), so that the pointer went onto the CPU's list
@@ -455,7 +455,7 @@ mod tests {
             unsafe { (*lru).prev = core::ptr::without_provenance_mut(1) };
             let p = shim::page_address(core::ptr::NonNull::new(raw).expect("page")).as_ptr();
             // SAFETY: A direct-map address, of our page.
-            assert_eq!(unsafe { mm::slab_of(p) } as usize, 1);
+            assert_eq!(unsafe { slab::slab_of(p) } as usize, 1);
             let mut bulk = [p];
             // Nothing was allocated from `c` on this CPU: it has no active slab.
             // SAFETY: Deliberately not an object of `c`: what is checked is the refusal.

@@ -379,7 +379,7 @@ mod tests {
         }
         for &p in objs.iter() {
             // SAFETY: A live object of rslub's.
-            let meta = unsafe { crate::mm::slab_of(p as *const u8) };
+            let meta = unsafe { crate::slab::slab_of(p as *const u8) };
             assert!(!meta.is_null());
             assert!(owner(meta as usize).is_none());
             assert!(meta_from_kernel(meta as *const c_void));

@@ -15,7 +15,7 @@ mod tests {
         inject::{self, install, Point},
         mm,
         registry::Cache,
-        sanitize,
+        sanitize, slab,
         stats::Stat,
         test_shim::{
             cpu_of_node, in_reclaim_scope, mdelay, msleep, node_of, pin_current, skip,
@@ -90,7 +90,7 @@ mod tests {
         move_to(a);
         let y = c.alloc(Gfp::KERNEL).expect("object").as_ptr() as usize;
         // SAFETY: live objects of `c`.
-        assert!(unsafe { mm::slab_of(x as *const u8) != mm::slab_of(y as *const u8) });
+        assert!(unsafe { slab::slab_of(x as *const u8) != slab::slab_of(y as *const u8) });
 
         let step = AtomicU32::new(0);
         let moved_to = AtomicU32::new(u32::MAX);

@@ -27,6 +27,8 @@ mod gfp;
 mod inject;
 #[path = "../rust/layout.rs"]
 mod layout;
+#[path = "../rust/load.rs"]
+mod load;
 #[path = "../rust/mm.rs"]
 mod mm;
 #[path = "../rust/node.rs"]
@@ -107,8 +109,8 @@ impl kernel::Module for RslubKunit {
         // The suites create caches with the default parameters; KUnit runs them once the
         // module is live, after this.
         let params = params::Params::new(params::RawParams::DEFAULT)?;
-        // SAFETY: Called once, here, before anything else uses the registry.
-        unsafe { registry::init(params, c"rslub_kunit") }?;
+        // SAFETY: Called once, here, before anything else uses the crate.
+        unsafe { load::init(params, c"rslub_kunit") }?;
         // `back=` (as rslub.ko's): `make test` runs the suites with the skb caches backed
         // while the guest sends traffic over loopback.
         // SAFETY: `rslub_back_param()` returns the module's string parameter, NUL
@@ -116,7 +118,7 @@ impl kernel::Module for RslubKunit {
         let names = unsafe { CStr::from_char_ptr(rslub_back_param()) };
         if let Err(e) = back::back_all(names) {
             pr_err!("invalid parameter back={names}: see the message above\n");
-            registry::exit();
+            load::exit();
             return Err(e);
         }
         Ok(Self)
@@ -125,6 +127,6 @@ impl kernel::Module for RslubKunit {
 
 impl Drop for RslubKunit {
     fn drop(&mut self) {
-        registry::exit();
+        load::exit();
     }
 }

@@ -65,7 +65,7 @@ mod tests {
         let per = c.layout().objects as usize;
         let objs = alloc_n(c, per + 1, NO_NODE);
         // SAFETY: live objects of `c`: their slabs are live.
-        let slab_of = |p: usize| unsafe { mm::slab_of(p as *const u8) };
+        let slab_of = |p: usize| unsafe { slab::slab_of(p as *const u8) };
         let first = slab_of(objs[0]);
         assert!(objs[..per].iter().all(|&p| slab_of(p) == first));
         assert!(slab_of(objs[per]) != first);

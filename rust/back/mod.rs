@@ -120,6 +120,7 @@ mod ffi {
     CONFIG_X86_64
 ))]
 mod fast;
+mod file;
 mod kmalloc;
 
 /// Frees `obj`, a pointer on a slab page the hooks found rslub owns (its cache is one of
@@ -136,7 +137,7 @@ mod kmalloc;
 pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
     let obj = obj.cast::<u8>();
     // SAFETY: `obj` lies on a live rslub slab (caller), whose pages are in the direct map.
-    unsafe { free_on(crate::mm::slab_of(obj), obj) };
+    unsafe { free_on(crate::slab::slab_of(obj), obj) };
 }
 
 /// [`rslub_free_owned`] of `obj`, whose slab's head page is `head`: what the direct-call
@@ -149,7 +150,7 @@ pub(crate) unsafe extern "C" fn rslub_free_owned(obj: *mut c_void) {
 #[no_mangle]
 pub(crate) unsafe extern "C" fn rslub_free_owned_on(obj: *mut c_void, head: *const bindings::page) {
     // SAFETY: `head` is the head page of `obj`'s live rslub slab (caller).
-    unsafe { free_on(crate::mm::slab_of_head(head), obj.cast()) };
+    unsafe { free_on(crate::slab::slab_of_head(head), obj.cast()) };
 }
 
 /// Frees `obj`, a pointer on the live slab `slab` of an rslub cache: the object it starts,
@@ -226,7 +227,7 @@ unsafe fn slab_and_cache<'a>(p: *const u8) -> (&'a slab::Slab, &'a CacheCore) {
     // SAFETY: `p`'s page points at its live `Slab` (caller), whose `cache` is the live
     // `CacheCore` it came from.
     unsafe {
-        let s = &*crate::mm::slab_of(p);
+        let s = &*crate::slab::slab_of(p);
         (s, &*s.cache.cast::<CacheCore>())
     }
 }
@@ -578,6 +579,8 @@ pub(crate) struct State {
     /// The module is going away ([`close`]): nothing more is backed, and the hooks are
     /// not registered again.
     closed: bool,
+    /// The `back` file, until the exit removes it.
+    file: Option<file::BackFile>,
 }
 
 /// A cache sighted in whole-kernel mode that rslub does not back.
@@ -596,6 +599,7 @@ kernel::sync::global_lock! {
         refused: KVec::new(),
         kmalloc: KVec::new(),
         closed: false,
+        file: None,
     };
 }
 
@@ -618,15 +622,19 @@ fn sysfs_id(name: &CStr) -> Option<kernel::str::CString> {
 /// How long [`back_name`] waits for a cache of that name to allocate.
 const SEEN_WITHIN_MS: u32 = 1000;
 
-/// Initialises the backing state.
+/// Initialises the backing state and makes its `back` file under `root` (the module's
+/// debugfs directory).
 ///
 /// # Safety
 ///
 /// Must be called exactly once, in the module initialiser, before any other function of
 /// this module.
-pub(crate) unsafe fn init() {
+pub(crate) unsafe fn init(root: &kernel::debugfs::Dir) -> Result {
     // SAFETY: Called once, before any use (caller).
     unsafe { BACK.init() };
+    let f = file::new(root)?;
+    BACK.lock().file = Some(f);
+    Ok(())
 }
 
 /// A kernel cache that passed the checks, with the rslub cache that is to serve it: no
@@ -868,6 +876,10 @@ fn drained(b: Backing) {
 
 /// Registers the hooks unless they are.
 fn hook(st: &mut State) -> Result {
+    if st.closed {
+        // The module is going away: hooks registered now would outlive its text.
+        return Err(EBUSY);
+    }
     if !st.hooked {
         // SAFETY: Not registered (`hooked` is false).
         to_result(unsafe { ffi::rslub_hook_init() })?;
@@ -1109,6 +1121,12 @@ fn back_found(found: &[Found]) -> Result {
         inject!(f, Point::NameFound);
     }
     let mut st = BACK.lock();
+    if st.closed {
+        if let Some(f) = found.first() {
+            pr_err!("cannot back {}: rslub is going away\n", &*f.name);
+        }
+        return Err(EBUSY);
+    }
     let mut prepared = KVec::with_capacity(found.len(), GFP_KERNEL)?;
     for f in found {
         let kc = f.live(&st)?;
@@ -1194,7 +1212,19 @@ pub(crate) fn reopen() {
 
 /// When the module goes away: nothing can be backed or draining by then (the hooks hold
 /// the module while anything is); says so if that was broken.
+///
+/// A writer of the `back` file does not hold the module (debugfs files have no owner), so
+/// one may still be backing when the exit begins. The exit first closes the backing
+/// ([`close`]): from then on the writer's backing fails with `EBUSY` and registers no
+/// hooks. Then it removes the file, outside the lock, which waits for the writer to
+/// finish (and undo what it started: a watch, the hooks of one). Only then does it look.
 pub(crate) fn exit() {
+    let file = {
+        let mut st = BACK.lock();
+        st.closed = true;
+        st.file.take()
+    };
+    drop(file);
     let mut st = BACK.lock();
     if !st.list.is_empty() {
         pr_err!("unloading while caches are backed or draining: their objects are leaked\n");

@@ -308,7 +308,7 @@ impl CacheCore {
             return self.foreign_free(object);
         }
         // SAFETY: `owner_of` found this cache's live slab metadata on the page.
-        let slab = unsafe { mm::slab_of(object) };
+        let slab = unsafe { slab::slab_of(object) };
         // SAFETY: As above.
         let s = unsafe { &*slab };
         if self.object_index(s, object).is_none() {

@@ -12,7 +12,7 @@ use crate::{
     params::Profile,
     sanitize,
     shim::IrqDisabled,
-    slab::{FreePtr, Slab, ON_CPU_PARTIAL},
+    slab::{self, FreePtr, Slab, ON_CPU_PARTIAL},
     stats::Stat,
 };
 use core::{mem::offset_of, ptr, ptr::NonNull};
@@ -182,7 +182,7 @@ impl CacheCore {
         // SAFETY: A pointer passed to free is a direct-map address (an object of some
         // slab, by the caller's contract); its slab is read only if the page is one of
         // this cache's.
-        let Some(slab) = (unsafe { mm::slab_if_of(object, self.shadow.as_ptr()) }) else {
+        let Some(slab) = (unsafe { slab::slab_if_of(object, self.shadow.as_ptr()) }) else {
             return self.foreign_free(object);
         };
         self.stat(Stat::FreeSlow);
@@ -589,7 +589,7 @@ impl CacheCore {
                 continue;
             }
             // SAFETY: As above.
-            let Some(slab) = (unsafe { mm::slab_if_of(first, self.shadow.as_ptr()) }) else {
+            let Some(slab) = (unsafe { slab::slab_if_of(first, self.shadow.as_ptr()) }) else {
                 if KEEP {
                     // `objects[..i]` are done: `kept` is at most `i - 1`, `first`'s place.
                     objects[kept] = first;
@@ -651,13 +651,13 @@ impl CacheCore {
             // read is the kernel's own (`slab_list`: a `struct slab` in the memmap, a
             // `kmem_cache_node`'s list head, or poison), never a live slab of rslub's, so
             // it is not the CPU's active slab, and the ownership test below decides.
-            let mut slab = unsafe { mm::slab_of(tail) };
+            let mut slab = unsafe { slab::slab_of(tail) };
             // The CPU's active slab is this cache's, unless there is none (`NO_SLAB`, 1,
             // which a stale pointer's page may hold: see `free_runs`).
             // SAFETY: See `cp`; no other reference to it is live here.
             if slab == NO_SLAB || slab != unsafe { (*cp).slab } {
                 // SAFETY: As above.
-                let Some(own) = (unsafe { mm::slab_if_of(tail, self.shadow.as_ptr()) }) else {
+                let Some(own) = (unsafe { slab::slab_if_of(tail, self.shadow.as_ptr()) }) else {
                     if KEEP {
                         // `objects[size..]` are done, `tail`'s place included, and at
                         // least `kept + 1` of them.

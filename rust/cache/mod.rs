@@ -51,7 +51,7 @@ pub(crate) const NO_NODE: i32 = bindings::NUMA_NO_NODE;
 pub(crate) type Ctor = unsafe extern "C" fn(*mut core::ffi::c_void);
 
 /// `CpuSlab::slab` of a CPU without an active slab. Not 0: a pointer that is not an
-/// object of rslub may lie on a page whose word [`crate::mm::slab_of`] reads is 0, and the
+/// object of rslub may lie on a page whose word [`crate::slab::slab_of`] reads is 0, and the
 /// bulk free compares that word with `slab`; no slab's metadata is at address 1.
 const NO_SLAB: *mut Slab = ptr::without_provenance_mut(1);
 
@@ -673,7 +673,7 @@ impl CacheCore {
         while !p.is_null() {
             // SAFETY: `p` is on this CPU's free list, an object of one of this cache's
             // slabs (if the invariant is broken, of another slab, still live).
-            if unsafe { crate::mm::slab_of(p) } != c.slab || n >= self.layout.objects {
+            if unsafe { crate::slab::slab_of(p) } != c.slab || n >= self.layout.objects {
                 return Err(p as usize);
             }
             n += 1;

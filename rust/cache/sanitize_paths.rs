@@ -5,7 +5,7 @@
 //! Why and how is described in [`crate::sanitize`]; on other kernels none of this runs.
 
 use super::CacheCore;
-use crate::{debug::Problem, gfp::Gfp, mm, sanitize, shim};
+use crate::{debug::Problem, gfp::Gfp, mm, sanitize, shim, slab};
 use kernel::prelude::*;
 
 impl CacheCore {
@@ -48,7 +48,7 @@ impl CacheCore {
         }
         // SAFETY: A pointer passed to free is a direct-map address (an object of some
         // slab, by the caller's contract), checked here without following anything.
-        let Some(slab) = (unsafe { mm::slab_if_of(object, self.shadow.as_ptr()) }) else {
+        let Some(slab) = (unsafe { slab::slab_if_of(object, self.shadow.as_ptr()) }) else {
             return self.foreign_free(object);
         };
         // A `TYPESAFE_BY_RCU` cache's freed objects stay readable (as `kasan_slab_free()`
