@@ -52,19 +52,19 @@ modules_install: modules
 	@scripts/modules.sh modules_install >/dev/null
 
 test:
-	@scripts/vm.sh test
+	@scripts/test/vm.sh test
 
 stress:
-	@STRESS=$${STRESS:-300} scripts/vm.sh test
+	@STRESS=$${STRESS:-300} scripts/test/vm.sh test
 
 run:
-	@scripts/vm.sh run
+	@scripts/test/vm.sh run
 
 shell:
-	@scripts/vm.sh shell
+	@scripts/test/vm.sh shell
 
 coverage:
-	@scripts/vm.sh coverage
+	@scripts/test/vm.sh coverage
 
 check:
 	@scripts/check.sh

@@ -270,7 +270,7 @@ for attempt in 1 2; do
 	kill "$tailer" 2>/dev/null || true
 	sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends lines in CRLF
 	if [ "$attempt" -eq 1 ] && ! grep -q 'rslub_bench: done' "$out.log" &&
-		python3 "$RSLUB_TOP/scripts/ktap.py" --stale-int3 "$out.log"; then
+		python3 "$RSLUB_TOP/scripts/test/ktap.py" --stale-int3 "$out.log"; then
 		log "the guest oopsed on QEMU TCG's stale int3 (testing.rst; not rslub's); booting again once"
 		mv "$out.log" "$out.stale-int3.log"
 		continue
@@ -280,9 +280,9 @@ done
 [ "$rc" -ne 124 ] || die "the guest timed out after $TIMEOUT s; console in $out.log"
 [ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
 grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
-# A kernel report or one of rslub's (scripts/reports.py, the list make test uses) fails the
+# A kernel report or one of rslub's (scripts/test/reports.py, the list make test uses) fails the
 # benchmark: its figures would be of a broken run.
-reports=$(python3 "$RSLUB_TOP/scripts/reports.py" "$out.log") ||
+reports=$(python3 "$RSLUB_TOP/scripts/test/reports.py" "$out.log") ||
 	die "the kernel or rslub reported a problem (console in $out.log):"$'\n'"$reports"
 sed -n 's/.*rslub_bench: RESULT //p' "$out.log" > "$out"
 [ -z "${COUNT_PLUGIN:-}" ] || cp "$rundir/count.log" "$out.count"

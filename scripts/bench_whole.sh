@@ -115,7 +115,7 @@ boot() {
 	MEM_PER_NODE=${MEM_PER_NODE:-$((1024 / NODES))} "$RSLUB_TOP/scripts/bench_vm.sh" "$@"
 	grep -q 'rslub_bench: failed 0' "$1.log" ||
 		die "a workload failed in $1.log: $(grep -m3 'failed\|fatal' "$1.log")"
-	# Reports fail the boot in bench_vm.sh (scripts/reports.py); here also what is no
+	# Reports fail the boot in bench_vm.sh (scripts/test/reports.py); here also what is no
 	# report but makes the figures wrong: a hook without its direct call, a refused backing.
 	local bad='hooked without direct calls|rslub: cannot'
 	! grep -qE "$bad" "$1.log" ||

@@ -473,7 +473,7 @@ for e in $EXPS; do
 	esac
 done
 # What rslub served, for the report (rslub boots). The host checks the console for the
-# kernel's reports and rslub's warnings (the patterns of scripts/reports.py).
+# kernel's reports and rslub's warnings (the patterns of scripts/test/reports.py).
 if [ -r "$D/back" ]; then
 	say "SERVED $(awk '$2 == "backed" || $2 == "kmalloc" {n++} END {print n + 0}' "$D/back") $(grep -c refused "$D/back")"
 	sed 's/^/rslub_bench: BACK /' "$D/back"

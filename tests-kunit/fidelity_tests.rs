@@ -823,7 +823,7 @@ mod tests {
         use crate::test_shim::cpu_to_node;
         use kernel::cpu::CpuId;
         // The trace's machine: CPUs 0-3, 0 and 1 on node 0, 2 and 3 on node 1, both nodes
-        // with memory (scripts/vm.sh's and bench_vm.sh's split of 4 CPUs on 2 nodes).
+        // with memory (scripts/test/vm.sh's and bench_vm.sh's split of 4 CPUs on 2 nodes).
         let topo = crate::topology::Topology::read();
         let same = topo.online_cpus >= 4
             && topo.online_nodes == 2
