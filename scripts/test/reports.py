@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The one list of what in a kernel log fails a run: the kernel's reports and rslub's own.
 
-Used by scripts/test/ktap.py (make test), scripts/bench_vm.sh (every benchmark boot) and the
+Used by scripts/test/ktap.py (make test), scripts/bench/vm.sh (every benchmark boot) and the
 whole-kernel boot (through ktap.py). Every message rslub prints at pr_warn or above is
 either a report here (RSLUB) or listed in NOT_REPORTS with the reason it is not;
 ``reports.py --sources`` (make check) fails on a message in neither and on an entry whose
@@ -118,7 +118,7 @@ NOT_REPORTS = [
     ("call site is not a jmp to its trampoline", "a refused load (the kernel cannot be hooked)"),
     # A documented fallback (Documentation/backing.rst, "Direct calls"): the hook works
     # through the ftrace handler. The benchmarks, which need the direct calls, fail on it
-    # (scripts/bench_whole.sh).
+    # (scripts/bench/whole.sh).
     ("ftrace call site is not at +%d: hooked without direct calls",
      "a slower but correct fallback; the benchmarks refuse it"),
     ("the shadow caches lie below vmemmap: hooked without direct calls",

@@ -8,7 +8,7 @@
 #   vm.sh shell   interactive shell in the guest
 #   vm.sh coverage  which of the guest's caches rslub could back (every name checked)
 #
-# (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
+# (The benchmarks boot without virtme-ng: scripts/bench/vm.sh says why.)
 #
 # Variables: BACK (run: kernel caches rslub backs while hackbench runs; default the skb caches, none for none), WHOLE (run: 1 for the whole kernel on rslub, rslub.back=all), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
 # 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS (run: rslub's

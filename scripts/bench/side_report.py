@@ -17,7 +17,7 @@ import json
 import os
 import re
 
-from bench_common import load, report_commit, table
+from common import load, report_commit, table
 
 SERIES_COLORS = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"]
 
@@ -347,7 +347,7 @@ def main():
     ap.add_argument("--provenance", default="",
                     help="what was measured: commit, kernel build, QEMU version")
     ap.add_argument("--real", nargs="*", default=[],
-                    help="the real-workload boots (scripts/bench_real_guest.sh)")
+                    help="the real-workload boots (scripts/bench/real_guest.sh)")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
 
@@ -600,7 +600,7 @@ def main():
             "A CPU of node 0 allocates until the partial slabs run out. On several nodes only\n"
             "the other nodes have partial slabs, ten each, so every refill walks and the\n"
             "nearest nodes run dry first (the boots give the nodes distances that differ, on a\n"
-            "ring: ``scripts/bench_vm.sh``); on one node the local list has them, then runs\n"
+            "ring: ``scripts/bench/vm.sh``); on one node the local list has them, then runs\n"
             "dry. ``nodes_once`` is rslub's walk (nearest first, each node once, none on one\n"
             "node); ``zonelist`` is SLUB's walk before the 2018 fix, zone by zone\n"
             "(``remote_walk`` = 1). Nodes tried count every remote node list looked at. Each\n"
@@ -697,7 +697,7 @@ def main():
         doc.append(table(["size", "ratio min", "ratio median", "ratio max", "boots"], body))
 
     if a.real:
-        import bench_real_report
+        import real_report
         if hook:
             r = hook[0]
             hook_line = (
@@ -709,7 +709,7 @@ def main():
         else:
             hook_line = ""
         real = load(a.real)
-        text = bench_real_report.section(real, hook_line)
+        text = real_report.section(real, hook_line)
         doc.append(text)
         with open(os.path.join(figdir, "real.json"), "w") as f:
             json.dump(real, f, indent=1)
@@ -732,7 +732,7 @@ count, to the resolution of the guest's clocksource: the HPET (the kernel finds 
 TCG TSCs unsynchronised), 100 MHz, so 10 instructions, a 0.005 of an operation in a run
 of 2000. The one-call tables read the TSC instead, which advances once per instruction.
 
-The guest is not a virtme-ng one (``scripts/bench_vm.sh``): its root file system is a
+The guest is not a virtme-ng one (``scripts/bench/vm.sh``): its root file system is a
 small initramfs (busybox, the module, an ``/init`` that loads it and powers off), it
 reads nothing from the host after boot, its random numbers come from QEMU's ``-seed`` and
 its real-time clock from the instruction count. A host file read completes at a guest

@@ -1,8 +1,8 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the whole-system benchmark guest (WHOLE=1 scripts/bench_vm.sh, run by
-# scripts/bench_whole.sh): one allocator for the whole boot, then the seeds' whole-system
+# /init of the whole-system benchmark guest (WHOLE=1 scripts/bench/vm.sh, run by
+# scripts/bench/whole.sh): one allocator for the whole boot, then the seeds' whole-system
 # workloads, each a warm-up run and a measured one, printed as RESULT lines (JSON).
 # Whole-kernel mode cannot be unloaded, so the A/B is between boots that differ only in
 # their first argument:
@@ -17,8 +17,8 @@
 # build fork execve kfree_rcu (Documentation/benchmarks_whole.rst says what each does).
 #
 # Each measured run is bracketed by two marks (/bin/mark, or the kfree_rcu module itself):
-# the QEMU plugin scripts/qemu/count.c logs the instructions executed so far at each, all
-# vCPUs together and the kernel's apart, and the RESULT line names its two marks by
+# the QEMU plugin scripts/bench/qemu/count.c logs the instructions executed so far at each,
+# all vCPUs together and the kernel's apart, and the RESULT line names its two marks by
 # number. The guest clock (/proc/timer_list) is read too: under -icount it counts
 # instructions, plus the time every vCPU spent idle.
 /bin/busybox mkdir -p /proc /sys /tmp /usr/bin /usr/sbin /sbin
@@ -80,7 +80,7 @@ rslub)
 *) fatal "unknown allocator $ALLOC" ;;
 esac
 # Where rslub's text is, for a profiled boot's report (its blocks past the kernel's text
-# by their module's symbols: scripts/qemu/count.c); not its init text, freed by now.
+# by their module's symbols: scripts/bench/qemu/count.c); not its init text, freed by now.
 for s in /sys/module/rslub/sections/.text /sys/module/rslub/sections/.*.text; do
 	case "${s##*/}" in .init.*) continue ;; esac
 	[ ! -r "$s" ] || say "section rslub ${s##*/} $(cat "$s")"
@@ -111,9 +111,9 @@ mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 # snap FILE: the kernel's page and slab figures and its context switches ("-" lines),
 # rslub's counters and slab bytes of every cache ("CACHE COUNTER VALUE" lines), and
 # SLUB's counters summed over its caches where the kernel has them ("-k" lines, VARIANT=
-# stats) and per cache ("-s" lines): scripts/workloads/snapshot.c, one process in every
-# boot (a snapshot's own process is work the next run must not inherit unevenly: its exit
-# frees objects, some after a grace period).
+# stats) and per cache ("-s" lines): scripts/bench/workloads/snapshot.c, one process in
+# every boot (a snapshot's own process is work the next run must not inherit unevenly: its
+# exit frees objects, some after a grace period).
 snap() {
 	/bin/snapshot -r "$D" -k "$KSTATS" "$FSTATS" > "$1" || fatal "snapshot failed"
 }
@@ -315,8 +315,8 @@ pingpong_both() {
 	echo "$max" > $f
 }
 
-# seed 003: a build of a fixed set of C files (scripts/workloads/build.mk) with the guest's
-# gcc, make -j CPUS; the warm-up run builds two of them (the target warm).
+# seed 003: a build of a fixed set of C files (scripts/bench/workloads/build.mk) with the
+# guest's gcc, make -j CPUS; the warm-up run builds two of them (the target warm).
 build_run() {
 	make -s -C /build -f build.mk clean
 	target=all

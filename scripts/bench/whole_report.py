@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Documentation/benchmarks_whole.rst and Documentation/benchmarks/whole.json, from the
-boots of scripts/bench_whole.sh: RESULT lines (OUT.jsonl), the counting plugin's marks
+boots of scripts/bench/whole.sh: RESULT lines (OUT.jsonl), the counting plugin's marks
 (OUT.jsonl.count) and the console (OUT.jsonl.log).
 
-    bench_whole_report.py RUNDIR DOCDIR
+    whole_report.py RUNDIR DOCDIR
 """
 
 import bisect
@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from bench_common import report_commit, table
+from common import report_commit, table
 
 # Each workload: its unit of work, and what a run does (from one of its records).
 WORK = {
@@ -38,8 +38,8 @@ WORK = {
                   "bytes from a cache of its own, each freed by ``kfree_rcu()`` as soon as "
                   "allocated, then the cache destroyed, which waits for them all"),
     "build": ("file", lambda r: f"``make -j{r['jobs']}`` of {r['units']} C files of Linux "
-              "7.3's host tools with the guest's ``gcc -O2`` (``scripts/workloads/build.mk``; "
-              "seed 003)"),
+              "7.3's host tools with the guest's ``gcc -O2`` "
+              "(``scripts/bench/workloads/build.mk``; seed 003)"),
 }
 ALLOC = {"kernel": "kernel (SLUB with sheaves)", "hooks": "kernel + rslub's hooks",
          "rslub": "rslub, whole kernel"}
@@ -157,11 +157,11 @@ def run_profile(path, prof, r, name_of):
     return out
 
 
-# The per-run counts of a record (bench_whole_guest.sh's result()): what a marginal
+# The per-run counts of a record (whole_guest.sh's result()): what a marginal
 # record subtracts. Everything else (layouts, sizes, levels such as memory held) is the
 # larger run's.
 COUNTS = ("insns", "kinsns", "ns", "units", "pgalloc", "pgfree", "pgfault", "ctxt")
-# Every counter a cache's record may hold (bench_whole_guest.sh's FSTATS, rslub's lock
+# Every counter a cache's record may hold (whole_guest.sh's FSTATS, rslub's lock
 # counters); the layouts (size, order, objects_per_slab) are not counts.
 CACHE_COUNTS = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
                 "free_frozen", "free_add_partial", "free_remove_partial", "alloc_refill",
@@ -207,7 +207,7 @@ def sub(b, a):
 
 def denoise(recs):
     """Every run's counters less those of the boot's run of nothing ("noop",
-    bench_whole_guest.sh): the snapshots' own allocations. Marginal records need none
+    whole_guest.sh): the snapshots' own allocations. Marginal records need none
     (it cancels); the instruction counts have none (the marks are inside)."""
     # The boot's last run of nothing (the guest measures two: the first makes the
     # snapshot's sysfs inodes, which every later snapshot finds made).
@@ -303,7 +303,7 @@ def check_totals(r):
 
 
 def marginal(recs):
-    """Workloads run at two sizes (scale 1 and 2, bench_whole_guest.sh's thrice()) get a
+    """Workloads run at two sizes (scale 1 and 2, whole_guest.sh's thrice()) get a
     derived record each, the larger run minus the smaller ("marginal"), which the tables
     show; the measured records stay in whole.json ("table": false)."""
     out = []
@@ -415,7 +415,7 @@ def caches_table(r):
                   "slab page calls / 1000 units"], body)
 
 
-# The counters classic SLUB 6.12 and rslub share (bench_whole_guest.sh's FSTATS), in the
+# The counters classic SLUB 6.12 and rslub share (whole_guest.sh's FSTATS), in the
 # order of mm/slub.c's enum stat_item.
 FIDELITY = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
             "free_frozen", "free_add_partial", "free_remove_partial", "alloc_from_partial",
@@ -440,7 +440,7 @@ def fidelity_groups(recs, exp):
 
 
 # The kernel's 2-node boots with QEMU's -seed 1, 2 and 3, the last two with the initramfs
-# padded (another memory layout: bench_whole.sh); the build's likewise, on @n nodes.
+# padded (another memory layout: whole.sh); the build's likewise, on @n nodes.
 KERNEL_SEEDS = ("n2-kernel", "n2-kernel-seed2", "n2-kernel-seed3")
 
 
@@ -511,7 +511,7 @@ def allocator_code(r):
     return rslub_code(r) + sum(v for k, v in r["prof"].items() if k in slab)
 
 
-# The profiled boots (bench_whole.sh, PROFILE=1) in their columns' order.
+# The profiled boots (whole.sh, PROFILE=1) in their columns' order.
 PROFILED = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
             ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
 
@@ -849,7 +849,7 @@ def main():
            "Benchmarks: classic SLUB 6.12 beside rslub",
            "===============================================\n",
            "Written by ``make bench`` (or ``make bench PART=fidelity`` alone, "
-           "``scripts/bench_whole.sh``);\ndo not edit the figures. The boots, the guest, "
+           "``scripts/bench/whole.sh``);\ndo not edit the figures. The boots, the guest, "
            "the instruction counts and the counters'\nwindows are those of "
            ":doc:`benchmarks_whole` (\"Method\"); Documentation/design.rst\n(\"Fidelity to "
            "classic SLUB\") lists every behaviour where rslub and 6.12 differ and explains\n"
@@ -865,13 +865,13 @@ def main():
            "=============================\n",
            "The seed threads compared allocators for the whole kernel; this page does the same "
            "for\nrslub. It is written by ``make bench`` (or ``make bench PART=whole`` alone, "
-           "``scripts/bench_whole.sh``; ``PART=fidelity``: only the side-by-side boots); do not "
+           "``scripts/bench/whole.sh``; ``PART=fidelity``: only the side-by-side boots); do not "
            "edit the figures.\n",
            provenance,
            "Method\n======\n",
            "Each boot has one allocator for all of its life, since whole-kernel mode cannot be "
            "unloaded:\nthe boots differ only in their first argument "
-           "(``scripts/bench_whole_guest.sh``, the guest's\n``/init``). *kernel*: nothing "
+           "(``scripts/bench/whole_guest.sh``, the guest's\n``/init``). *kernel*: nothing "
            "loaded, the kernel's SLUB with sheaves. *kernel + rslub's hooks*:\nrslub loaded "
            "backing only ``nsproxy``, which no workload allocates (the guest allocates one\n"
            "through ``unshare()`` while rslub finds it): the hooks that backing a cache "
@@ -887,10 +887,10 @@ def main():
            "reading\nnothing from the host, QEMU TCG with ``-icount shift=0,align=off,sleep=off``"
            "), with 1 GiB\nof memory (2 GiB for the build, on 4 nodes and on 1) and the workloads' "
            "programs in the\ninitramfs with their libraries: Debian's ``hackbench``, ``fio``, "
-           "``perf`` 6.12, ``gcc`` 12 and\n``make``, ``scripts/workloads/pingpong.c`` and the "
-           "module ``bench/kfree_rcu.c``. Each\nworkload runs once to warm up, then measured "
+           "``perf`` 6.12, ``gcc`` 12 and\n``make``, ``scripts/bench/workloads/pingpong.c`` "
+           "and the module ``bench/kfree_rcu.c``. Each\nworkload runs once to warm up, then measured "
            "(at two sizes for some, below).\n",
-           "*Instructions* are counted by a QEMU plugin (``scripts/qemu/count.c``): every "
+           "*Instructions* are counted by a QEMU plugin (``scripts/bench/qemu/count.c``): every "
            "instruction\nany vCPU executes, the kernel's (upper-half addresses) also apart, "
            "read at a marker\ninstruction that the guest executes just before and just after "
            "a run (``/bin/mark``; the\nkfree_rcu module executes it itself). The guest clock "
@@ -1168,7 +1168,7 @@ def main():
                        "message, and rslub's over them (the kernels differ\nelsewhere too: "
                        "the 2-node rows of :doc:`benchmarks_fidelity` give the scale).\n")
         # The kernel's row from a boot like the sweep's (hackbench alone in the initramfs,
-        # scripts/bench_vm.sh WHOLE_FILES), where the run has one; else the kernel boot's.
+        # scripts/bench/vm.sh WHOLE_FILES), where the run has one; else the kernel boot's.
         base = next((r for r in recs if r["boot"] == "sweep-kernel" and r["exp"] == "hackbench"),
                     None) or next(r for r in main_recs
                                   if r["exp"] == "hackbench" and r["alloc"] == "kernel")

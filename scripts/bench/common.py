@@ -34,16 +34,16 @@ def table(header, rows):
 
 
 # The report scripts: a page's report commit is marked when any differs from it.
-REPORT_SCRIPTS = ("scripts/bench_report.py", "scripts/bench_real_report.py",
-                  "scripts/bench_whole_report.py", "scripts/bench_distro_report.py",
-                  "scripts/bench_common.py")
+REPORT_SCRIPTS = ("scripts/bench/side_report.py", "scripts/bench/real_report.py",
+                  "scripts/bench/whole_report.py", "scripts/bench/distro_report.py",
+                  "scripts/bench/common.py")
 
 
 def report_commit():
-    """The commit the reports run at, for a page's provenance (scripts/figures_current.py
-    holds the report scripts' changes against it, the measured code's against the run's),
-    marked if a report script differs from it."""
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The commit the reports run at, for a page's provenance
+    (scripts/bench/figures_current.py holds the report scripts' changes against it, the
+    measured code's against the run's), marked if a report script differs from it."""
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     git = ["git", "-C", top]
     try:
         head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], check=True,

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """The "Real workloads" section of Documentation/benchmarks.rst, from the RESULT lines of
-scripts/bench_real_guest.sh (one JSON-lines file per boot: real_cpus4.jsonl,
+scripts/bench/real_guest.sh (one JSON-lines file per boot: real_cpus4.jsonl,
 real_cpus2.jsonl, real_cpus1.jsonl for the icount boots, realwall*.jsonl for the wall-clock
-ones), loaded by scripts/bench_report.py, which imports this.
+ones), loaded by scripts/bench/side_report.py, which imports this.
 """
 
-from bench_common import table
+from common import table
 
 SKB = ["skbuff_head_cache", "skbuff_fclone_cache", "skbuff_small_head"]
 
@@ -146,16 +146,16 @@ def wall(recs, doc):
 
 
 def section(recs, hook_line):
-    """The section's reStructuredText, from the records of bench_common.load()."""
+    """The section's reStructuredText, from the records of common.load()."""
     icount = [r for r in recs if not r["boot"].startswith("realwall")]
     doc = ["Real workloads\n==============\n"]
     doc.append(
         "The seed threads' workloads, run in the guest on the kernel's allocator and on rslub\n"
         "backing ``skbuff_head_cache``, ``skbuff_fclone_cache`` and ``skbuff_small_head``\n"
         "(Documentation/backing.rst), A/B in one boot: the allocator behind those caches is\n"
-        "the only difference. ``scripts/bench_real_guest.sh`` is the guest's ``/init``; its\n"
+        "the only difference. ``scripts/bench/real_guest.sh`` is the guest's ``/init``; its\n"
         "user space is busybox, Debian's ``hackbench`` (rt-tests) and\n"
-        "``scripts/workloads/pingpong.c`` (a TCP ping-pong in the manner of sockperf and a\n"
+        "``scripts/bench/workloads/pingpong.c`` (a TCP ping-pong in the manner of sockperf and a\n"
         "TCP stream in the manner of iperf3, both checking every byte), all in the initramfs,\n"
         "so the icount boots are deterministic as above. Figures are guest-clock nanoseconds per\n"
         "unit of work under ``-icount shift=0`` (the clock advances one nanosecond per\n"
@@ -166,7 +166,7 @@ def section(recs, hook_line):
         "hooks* has rslub loaded backing only ``names_cache``, which these workloads do not\n"
         "allocate from: the hooks' own cost on the workload. rslub's columns sum its counters\n"
         "over the three caches. A warm-up run precedes each experiment and is not shown.\n"
-        "Checked once by hand: two boots of ``REAL=1 CPUS=1 NODES=1 scripts/bench_vm.sh OUT\n"
+        "Checked once by hand: two boots of ``REAL=1 CPUS=1 NODES=1 scripts/bench/vm.sh OUT\n"
         "seed001`` gave the same 19 figures to the instruction.\n"
         "The whole kernel on rslub (kmalloc and every cache it can serve, ``back=all``) against\n"
         "the kernel's allocator, with fio, perf's fork and execve, kfree_rcu and a build besides:\n"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The report of `make bench VARIANT=distro` (scripts/bench_distro.sh).
+"""The report of `make bench VARIANT=distro` (scripts/bench/distro.sh).
 
 Reads the two boots' records (OUT/default.jsonl, OUT/forced.jsonl) and their logs (the
 `rslub-bench: vulnerability` lines printed by the guest), prints the figures side by
 side, and writes Documentation/benchmarks/distro.json and Documentation/benchmarks_distro.rst.
 
-Usage: bench_distro_report.py OUT TOP FORCED_ARGS FORCED_CPU COMMIT KERNEL QEMU [INIT_OUT]
+Usage: distro_report.py OUT TOP FORCED_ARGS FORCED_CPU COMMIT KERNEL QEMU [INIT_OUT]
 
 INIT_OUT, if it holds a run of `make bench VARIANT=distro INIT_ON_ALLOC=1` (both boots
 with init_on_alloc as the distribution boots), adds that run's per-boot ratios.
@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import report_commit, table  # noqa: E402
+from common import report_commit, table  # noqa: E402
 
 BOOTS = ("default", "forced")
 # The mitigations whose state the report quotes (the others are the same in both boots
@@ -129,7 +129,7 @@ def main():
         "==========================================",
         "Benchmarks on the distribution-like kernel",
         "==========================================\n",
-        "Written by ``make bench VARIANT=distro`` (``scripts/bench_distro.sh``); do not edit the",
+        "Written by ``make bench VARIANT=distro`` (``scripts/bench/distro.sh``); do not edit the",
         "figures. The side-by-side tables of :doc:`benchmarks` (the same module, ``suite=0``) on",
         "the ``VARIANT=distro`` kernel (:doc:`testing`: IBT, retpolines, return thunks, call",
         "thunks and call depth tracking compiled in, memcg, the slab hardening options), under",

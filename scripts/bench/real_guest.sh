@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the real-workload benchmark guest (scripts/bench_vm.sh REAL=1): the seed
+# /init of the real-workload benchmark guest (scripts/bench/vm.sh REAL=1): the seed
 # experiments' workloads on the kernel's allocator and on rslub backing the skb caches,
 # A/B in one boot, each run printed as a RESULT line (JSON). Its arguments (after "--" on
 # the kernel command line) name the experiments: seed001, seed002, seed000.
@@ -13,7 +13,7 @@
 #   rslub    rslub backing skbuff_head_cache, skbuff_fclone_cache and skbuff_small_head
 #            with the run's parameters
 # The guest clock counts instructions under -icount, so a time difference is an
-# instruction count (scripts/bench_vm.sh); /proc/timer_list gives it in nanoseconds.
+# instruction count (scripts/bench/vm.sh); /proc/timer_list gives it in nanoseconds.
 /bin/busybox mkdir -p /proc /sys /tmp /usr/bin /usr/sbin /sbin
 /bin/busybox --install -s
 mount -t proc proc /proc

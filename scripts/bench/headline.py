@@ -1,22 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
 """Documentation/results.rst: the headline of the benchmarks, which allocator serves the
 whole kernel in fewer instructions, where and by how much, from the boots of
-scripts/bench_whole.sh (the full run's, or the six of make bench PART=headline). It reads
-the records as bench_whole_report.py reads them and draws its plot with bench_report.py's
+scripts/bench/whole.sh (the full run's, or the six of make bench PART=headline). It reads
+the records as whole_report.py reads them and draws its plot with side_report.py's
 bars; the long tables stay on the pages it links.
 
-    bench_headline.py RUNDIR DOCDIR [--command CMD] [--seconds N]
+    headline.py RUNDIR DOCDIR [--command CMD] [--seconds N]
 """
 
 import argparse
 import os
 
-from bench_common import report_commit, table
-from bench_report import svg_bars
-from bench_whole_report import (WORK, allocator_code, denoise, fidelity_groups, kernel_spread,
+from common import report_commit, table
+from side_report import svg_bars
+from whole_report import (WORK, allocator_code, denoise, fidelity_groups, kernel_spread,
                                 load, load_slab_functions, marginal, per)
 
-# The allocators side by side, as bench_whole.sh's boots name them.
+# The allocators side by side, as whole.sh's boots name them.
 COLUMNS = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
            ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
 # The issue's goals (kernel-mode instructions per unit, as a fraction of sheaves').
@@ -64,7 +64,7 @@ def workload_rows(recs):
 
 
 def share(r):
-    """Run @r's allocator code (bench_whole_report.allocator_code()) over its kernel-mode
+    """Run @r's allocator code (whole_report.allocator_code()) over its kernel-mode
     instructions; None without a profile."""
     code = allocator_code(r) if r else None
     return code / r["kinsns"] if code is not None else None
@@ -132,7 +132,7 @@ def main():
     took = f" in {a.seconds // 60} min {a.seconds % 60} s" if a.seconds else ""
     doc = [".. SPDX-License-Identifier: GPL-2.0\n",
            "=====================", "Results at a glance", "=====================\n",
-           f"Written by ``{a.command}``{took} (``scripts/bench_headline.py``); do not edit the "
+           f"Written by ``{a.command}``{took} (``scripts/bench/headline.py``); do not edit the "
            "figures.\n"
            f"Made on {date} from commit {commit}, kernel build {kbuild}, {qemu}; {cpus} vCPUs "
            f"on 2 nodes;\nfigures computed by the report at commit {report_commit()}.\n",
