@@ -6,9 +6,9 @@
 #
 #   vm.sh OUT PARAMS...         PARAMS: rslub_bench's parameters (suite=N)
 #   REAL=1 vm.sh OUT EXPERIMENTS...
-#                               the real workloads instead (scripts/bench/real_guest.sh):
-#                               rslub.ko, hackbench and workloads/pingpong.c in the
-#                               initramfs
+#                               the real workloads instead (scripts/bench/real_guest.sh,
+#                               with guest_init.sh): rslub.ko, hackbench and
+#                               workloads/pingpong.c in the initramfs
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
 # TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench/whole_guest.sh and its
@@ -112,6 +112,7 @@ if [ "${REAL:-0}" = 1 ]; then
 		else
 			echo "file /init $RSLUB_TOP/scripts/bench/real_guest.sh 0755 0 0"
 		fi
+		echo "file /guest_init.sh $RSLUB_TOP/scripts/bench/guest_init.sh 0644 0 0"
 		# None on classic SLUB's kernel (RSLUB_KSERIES=6.12, no Rust): alloc=kernel only.
 		[ ! -f "$moddir/rslub.ko" ] || echo "file /rslub.ko $moddir/rslub.ko 0644 0 0"
 		echo "file /bin/pingpong $rundir/pingpong 0755 0 0"

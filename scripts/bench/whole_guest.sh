@@ -21,16 +21,10 @@
 # all vCPUs together and the kernel's apart, and the RESULT line names its two marks by
 # number. The guest clock (/proc/timer_list) is read too: under -icount it counts
 # instructions, plus the time every vCPU spent idle.
-/bin/busybox mkdir -p /proc /sys /tmp /usr/bin /usr/sbin /sbin
-/bin/busybox --install -s
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t debugfs none /sys/kernel/debug
-ip link set lo up
-echo 0 2>/dev/null > /proc/sys/kernel/printk_ratelimit
+# shellcheck source=scripts/bench/guest_init.sh
+. /guest_init.sh
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
 
-say() { echo "rslub_bench: $*"; }
 # A failure that leaves the boot's figures meaningless: no "done" line, which fails the
 # benchmark on the host.
 fatal() {
@@ -65,13 +59,9 @@ kernel) ;;
 hooks)
 	# nsproxy is found when it allocates: unshare() allocates one (and frees it: this
 	# kernel has no namespaces) meanwhile.
-	(while [ ! -e /tmp/stop ]; do unshare -u true 2>/dev/null; done) &
+	unshare_one() { unshare -u true 2>/dev/null; }
 	# shellcheck disable=SC2086 # parameters
-	insmod /rslub.ko back=nsproxy $PARAMS
-	rc=$?
-	touch /tmp/stop
-	wait
-	[ "$rc" -eq 0 ] || fatal "insmod failed: alloc=hooks$PARAMS"
+	load_sighting unshare_one back=nsproxy $PARAMS || fatal "insmod failed: alloc=hooks$PARAMS"
 	;;
 rslub)
 	# shellcheck disable=SC2086 # parameters
@@ -90,12 +80,7 @@ done
 # warning that the host looks for in the console).
 DIRECT=$(cat /sys/module/rslub/parameters/direct 2>/dev/null || echo -)
 
-D=/sys/kernel/debug/rslub
-CPUS=$(grep -c ^processor /proc/cpuinfo)
-NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-# A CPU of the first and of the last node.
-CPU_A=$(sed 's/[-,].*//' /sys/devices/system/node/node0/cpulist)
-CPU_B=$(sed 's/.*[-,]//' /sys/devices/system/node/node$((NODES - 1))/cpulist)
+topology
 MARKS=0
 
 # SLUB's counters that the report reads (mm/slub.c, enum stat_item), summed over the
@@ -105,7 +90,6 @@ KSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath alloc_slab fre
 # the report compares rslub's under the classic profile with 6.12's.
 FSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath free_frozen free_add_partial free_remove_partial alloc_refill alloc_from_partial alloc_slab free_slab alloc_node_mismatch cpuslab_flush deactivate_full deactivate_empty deactivate_to_head deactivate_to_tail deactivate_remote_frees deactivate_bypass order_fallback cpu_partial_alloc cpu_partial_free cpu_partial_node cpu_partial_drain"
 
-now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
 mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 
 # snap FILE: the kernel's page and slab figures and its context switches ("-" lines),
