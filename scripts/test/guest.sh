@@ -103,22 +103,31 @@ kick() {
 	done
 }
 
-# run_backed: with rslub backing $back, hackbench (4 groups of 10 senders and 10
-# receivers over unix sockets, 1000 messages each), then per cache what rslub served,
-# then unbacking, draining and rmmod.
-run_backed() {
-	local d=/sys/kernel/debug/rslub n
-	echo "guest: hackbench -g 4 -l 1000 with rslub backing $back, and over its run the"
-	echo "guest: activity view of scripts/slabinfo (-D), busiest first (-A):"
+# hackbench_views RUN VIEW BACK TABLE (make run): hackbench (4 groups of 10 senders and
+# 10 receivers over unix sockets, 1000 messages each) under the activity view of
+# scripts/slabinfo, then rslub's back file, then the kernel's own slabinfo
+# (tools/mm/slabinfo) on rslub's tree: the table of rslub's caches; each announced by
+# its lines (RUN and VIEW the first two).
+hackbench_views() {
+	echo "guest: $1"
+	echo "guest: $2"
 	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --command "hackbench -g 4 -l 1000" \
 		-AD 2>&1 | sed 's/^/  /'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-	echo "guest: rslub's backed caches (alloc/free: objects served by rslub):"
-	sed 's/^/  /' "$d/back"
-	# The kernel's own slabinfo (tools/mm/slabinfo) on rslub's tree: the table of
-	# rslub's caches, then the report of the first backed cache.
-	echo "guest: scripts/slabinfo (tools/mm/slabinfo of the test kernel):"
+	echo "guest: $3"
+	sed 's/^/  /' /sys/kernel/debug/rslub/back
+	echo "guest: $4"
 	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" | sed 's/^/  /' || return 1
+}
+
+# run_backed: with rslub backing $back, hackbench_views, then the report of the first
+# backed cache, then unbacking, draining and rmmod.
+run_backed() {
+	local d=/sys/kernel/debug/rslub n
+	hackbench_views "hackbench -g 4 -l 1000 with rslub backing $back, and over its run the" \
+		"activity view of scripts/slabinfo (-D), busiest first (-A):" \
+		"rslub's backed caches (alloc/free: objects served by rslub):" \
+		"scripts/slabinfo (tools/mm/slabinfo of the test kernel):" || return 1
 	echo "guest: scripts/slabinfo -r ${back%%,*}:"
 	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" -r "${back%%,*}" | sed 's/^/  /' ||
 		return 1
@@ -127,20 +136,15 @@ run_backed() {
 }
 
 # run_whole (make run WHOLE=1): rslub serves the whole kernel since the first command;
-# hackbench, with the activity view of slabinfo over its run, then what rslub serves:
-# the kmalloc classes and every other cache, with their counts.
+# hackbench_views, then what rslub serves: the kmalloc classes and every other cache,
+# with their counts.
 run_whole() {
 	local d=/sys/kernel/debug/rslub
 	dmesg | grep -E 'rslub: (back=all|loaded)' | sed 's/^/guest: /'
-	echo "guest: hackbench -g 4 -l 1000 on the whole kernel served by rslub, and over its run"
-	echo "guest: the activity view of scripts/slabinfo (-D), busiest first (-A):"
-	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --command "hackbench -g 4 -l 1000" \
-		-AD 2>&1 | sed 's/^/  /'
-	[ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-	echo "guest: what rslub serves ($d/back: alloc/free are objects served by rslub):"
-	sed 's/^/  /' "$d/back"
-	echo "guest: scripts/slabinfo (tools/mm/slabinfo of the test kernel) on rslub's caches:"
-	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" | sed 's/^/  /' || return 1
+	hackbench_views "hackbench -g 4 -l 1000 on the whole kernel served by rslub, and over its run" \
+		"the activity view of scripts/slabinfo (-D), busiest first (-A):" \
+		"what rslub serves ($d/back: alloc/free are objects served by rslub):" \
+		"scripts/slabinfo (tools/mm/slabinfo of the test kernel) on rslub's caches:" || return 1
 	echo "guest: $(grep -c ' kmalloc alloc ' "$d/back") kmalloc classes and $(grep -c ' backed alloc ' "$d/back") other caches served, $(grep -c ' refused: ' "$d/back") refused"
 }
 
