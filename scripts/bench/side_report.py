@@ -563,25 +563,25 @@ def main():
                         "nodes looked at", [f"{g} nodes" for g in groups],
                         ["each node once", "zonelist (old SLUB)"], vals))
 
-    hook = [r for r in recs if r.get("exp") == "hook_cost" and r["boot"] == "nodes2"]
+    # The hooks' cost (rslub_bench's hook_cost) in the side-by-side boot.
+    hook = next((r for r in recs if r.get("exp") == "hook_cost" and r["boot"] == "nodes2"), None)
     if hook:
-        r = hook[0]
         doc.append(heading("Cost of the backing hooks for caches that are not backed"))
         doc.append(
             "While rslub backs any kernel cache (Documentation/backing.rst), every call of a\n"
             "hooked function goes through rslub's hooks. In instructions per operation: a kernel\n"
-            f"cache of {r['size']} bytes that is *not* backed (alloc+free pairs, bulk 16) and a\n"
+            f"cache of {hook['size']} bytes that is *not* backed (alloc+free pairs, bulk 16) and a\n"
             "kernel ``kmalloc(64)`` with its ``kfree()`` (only ``kfree`` is hooked), without the\n"
             "hooks, with them registered (another cache backed) through ftrace's ``IPMODIFY``\n"
             "handler alone (``direct=0``), with the direct calls of ``rust/back/direct.S``"
-            + ("" if r.get("direct", True) else " (**not in use**: this kernel has none)")
+            + ("" if hook.get("direct", True) else " (**not in use**: this kernel has none)")
             + ",\nand without them again after unbacking. *added* is per operation: a pair and a\n"
             "kmalloc+kfree make two calls, of which one (kfree) or both (the pair) are hooked.\n"
         )
         body = []
         for what, key in (("alloc+free pair", "pair"), ("bulk 16, per object", "bulk16"),
                           ("kmalloc+kfree pair", "kfree")):
-            costs = hook_cost(r, key)
+            costs = hook_cost(hook, key)
             if costs is None:
                 continue
             off, hnd, on, again = costs
@@ -607,13 +607,12 @@ def main():
     if a.real:
         import real_report
         if hook:
-            r = hook[0]
             hook_line = (
                 "The hooks' cost on a kernel cache that is not backed, from the section above: "
-                f"{r['pair_on'] - r['pair_off']:.0f}\ninstructions per alloc+free pair "
-                f"({r['pair_off']:.0f} without them, {r['pair_on']:.0f} with them"
-                + (f"; {r['pair_handler']:.0f} through the handler alone, direct=0"
-                   if "pair_handler" in r else "") + ").")
+                f"{hook['pair_on'] - hook['pair_off']:.0f}\ninstructions per alloc+free pair "
+                f"({hook['pair_off']:.0f} without them, {hook['pair_on']:.0f} with them"
+                + (f"; {hook['pair_handler']:.0f} through the handler alone, direct=0"
+                   if "pair_handler" in hook else "") + ").")
         else:
             hook_line = ""
         real = load(a.real)
