@@ -11,14 +11,14 @@
 #   make shell   interactive guest with the modules at hand
 #   make check   rustfmt (kernel settings) and clippy (CLIPPY=1), both must be clean
 #   make check-figures   fails if a Documentation/benchmarks*.rst page is older than the
-#                code it measures (scripts/figures_current.py)
+#                code it measures (scripts/bench/figures_current.py)
 #   make bench   rslub against the kernel's kmem_cache under QEMU -icount; writes the
 #                figures into Documentation/benchmarks*; PART=whole: only the
 #                whole-system workloads (Documentation/benchmarks_whole.rst);
 #                PART=side: all but the whole-system part (Documentation/benchmarks.rst);
 #                PART=fidelity: only sheaves 7.3, classic SLUB 6.12 (built once, cached)
 #                and rslub under each profile, side by side; PART=headline: only the
-#                headline (Documentation/results.rst), in five boots
+#                headline (Documentation/results.rst), in six boots
 #                WORKLOADS= (bench: the 2-node boots' workloads, all by default)
 #   make setup   install tools, fetch the kernel source, build the test kernel
 #   make / make modules   build the modules (rslub.ko, its KUnit, benchmark and sample
@@ -52,30 +52,30 @@ modules_install: modules
 	@scripts/modules.sh modules_install >/dev/null
 
 test:
-	@scripts/vm.sh test
+	@scripts/test/vm.sh test
 
 stress:
-	@STRESS=$${STRESS:-300} scripts/vm.sh test
+	@STRESS=$${STRESS:-300} scripts/test/vm.sh test
 
 run:
-	@scripts/vm.sh run
+	@scripts/test/vm.sh run
 
 shell:
-	@scripts/vm.sh shell
+	@scripts/test/vm.sh shell
 
 coverage:
-	@scripts/vm.sh coverage
+	@scripts/test/vm.sh coverage
 
 check:
 	@scripts/check.sh
 
 check-figures:
-	@python3 scripts/figures_current.py
+	@python3 scripts/bench/figures_current.py
 
-# PART=headline: scripts/bench_whole.sh's five boots of the headline (scripts/bench.sh
-# dispatches the other parts).
+# scripts/bench/bench.sh runs every part (PART=headline: scripts/bench/whole.sh's six boots
+# of the headline).
 bench:
-	@if [ "$(PART)" = headline ]; then HEADLINE=1 scripts/bench_whole.sh; else scripts/bench.sh; fi
+	@scripts/bench/bench.sh
 
 clean:
 	@scripts/clean.sh

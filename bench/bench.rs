@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The experiments. Each prints one line per figure,
-//! `rslub_bench: RESULT {json}`, which `scripts/bench.sh` collects.
+//! `rslub_bench: RESULT {json}`, which `scripts/bench/bench.sh` collects.
 //!
 //! Timing: under QEMU `-icount shift=0` the guest clock advances one nanosecond per guest
 //! instruction, of whichever vCPU runs it (QEMU then runs the vCPUs in turn on one host
@@ -19,7 +19,7 @@
 //! to CPU between timed runs), except [`all_cpus`], which counts the clock's advance while
 //! all CPUs run at once.
 //!
-//! The guest (`scripts/bench_vm.sh`) reads nothing from the host after boot, so two boots
+//! The guest (`scripts/bench/vm.sh`) reads nothing from the host after boot, so two boots
 //! run the same instructions and give the same figures.
 
 use crate::{
@@ -1418,7 +1418,7 @@ pub(crate) fn seed003() -> Result {
 
 /// The secondary figure: wall-clock time of alloc+free pairs, rslub and the kernel
 /// interleaved chunk by chunk in one boot (multi-threaded TCG, no icount), fastest chunk
-/// of each; `scripts/bench.sh` runs it in several boots and reports the range of ratios.
+/// of each; `scripts/bench/bench.sh` runs it in several boots and reports the range of ratios.
 pub(crate) fn wallclock() -> Result {
     for size in SIZES {
         let r = rslub_cache(c"bench_wall", size, None)?;

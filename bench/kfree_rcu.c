@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rslub_kfree_rcu: a kfree_rcu()-heavy loop over slab objects of its own, a workload of
- * make bench's whole-system section (scripts/bench_whole.sh), in the manner of the 2026
+ * make bench's whole-system section (scripts/bench/whole.sh), in the manner of the 2026
  * reports that kvfree_rcu got slower with sheaves. It needs nothing of rslub: on the
  * kernel's allocator it measures sheaves, in whole-kernel mode (rslub.back=all) rslub,
  * which backs the module's cache from its first allocation on.
@@ -12,7 +12,7 @@
  * kmem_cache_destroy(), which waits for every kfree_rcu() in flight of the cache
  * (kvfree_rcu_barrier_on_cache() in the kernel, rslub's unbacking under whole-kernel
  * mode), so every object has gone back through the allocator's free path by its end.
- * The timed part starts and ends with the marker instruction of scripts/qemu/count.c (a
+ * The timed part starts and ends with the marker instruction of scripts/bench/qemu/count.c (a
  * QEMU plugin that logs the instructions executed so far, all CPUs together: the RCU
  * callbacks and kfree_rcu()'s batching workers included, the idle time of the grace
  * periods not). The guest clock is read too, and one line printed:
@@ -28,7 +28,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 
-/* xchg %bx,%bx: the marker of scripts/qemu/count.c; a no-op without the plugin. */
+/* xchg %bx,%bx: the marker of scripts/bench/qemu/count.c; a no-op without the plugin. */
 static __always_inline void mark(void)
 {
 	asm volatile("xchg %%bx, %%bx" : : : "memory");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rslub_kmem_micro: the fast paths of a kmem cache in instructions, for make bench's
- * side-by-side section (scripts/bench_whole.sh), on any kernel: classic SLUB 6.12, which
+ * side-by-side section (scripts/bench/whole.sh), on any kernel: classic SLUB 6.12, which
  * has no Rust and so no rslub_bench, and sheaves 7.3. Built with RSLUB_API defined
  * (rslub_kmem_micro_api.ko, Rust-enabled kernels only) it measures an rslub cache
  * through rslub's C API (include/rslub.h) instead, the same loops.

@@ -2,7 +2,7 @@
 
 //! rslub's benchmarks, as a module of their own: rslub against the kernel's kmem_cache in
 //! the same boot, and the four seed experiments. They run while the module loads and
-//! print `RESULT` lines that `make bench` (scripts/bench.sh) collects; the module then
+//! print `RESULT` lines that `make bench` (scripts/bench/bench.sh) collects; the module then
 //! stays loaded, doing nothing, until removed.
 //!
 //! Like the KUnit module, it compiles the very same sources of `rust/`.

@@ -3,7 +3,7 @@
 #
 # rustfmt with the kernel tree's .rustfmt.toml; clippy builds (CLIPPY=1) of the modules
 # with warnings as errors, with hardened free pointers and without (RSLUB_HARDENED=n);
-# every message of rslub's at pr_warn or above classified (scripts/reports.py). Exits
+# every message of rslub's at pr_warn or above classified (scripts/test/reports.py). Exits
 # non-zero on anything to fix.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -40,7 +40,7 @@ for hardened in y n; do
 	fi
 done
 
-log "rslub's messages: each a report or listed as not one (scripts/reports.py)"
-python3 "$RSLUB_TOP/scripts/reports.py" --sources || status=1
+log "rslub's messages: each a report or listed as not one (scripts/test/reports.py)"
+python3 "$RSLUB_TOP/scripts/test/reports.py" --sources || status=1
 [ "$status" -eq 0 ] && log "check: clean"
 exit "$status"

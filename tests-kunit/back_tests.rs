@@ -8,7 +8,7 @@
 //! anything is backed.
 //!
 //! `make test` loads the suites with the skb caches already backed while the guest sends
-//! traffic over loopback (`scripts/guest.sh`): each case leaves the backings as it found
+//! traffic over loopback (`scripts/test/guest.sh`): each case leaves the backings as it found
 //! them (`base`), and counts the module reference only when it made the first one.
 
 use kernel::prelude::*;
@@ -699,7 +699,7 @@ mod tests {
     /// exported); the cache's other allocations are rslub's. `kmem_cache_charge()` of an
     /// rslub object succeeds, charging nothing, where the kernel's function would read a
     /// struct slab the object has not. The cgroup is the guest's `/rslub_test`
-    /// (`scripts/guest.sh`), entered with `set_active_memcg()`.
+    /// (`scripts/test/guest.sh`), entered with `set_active_memcg()`.
     #[test]
     fn charged_allocations_of_a_backed_cache_go_to_the_kernel() {
         const OBJ: u32 = 512;

@@ -700,7 +700,7 @@ mod tests {
     /// SLUB 6.12 (2 groups, 25 loops: 20000 messages, 20081 objects), in the order they
     /// happened, each with its CPU: the kernel's kmem events, recorded by `make bench
     /// PART=trace` on the 6.12 build with `SLUB_STATS`, 4 CPUs on 2 nodes
-    /// (scripts/bench_whole_guest.sh's `hbtrace`, scripts/trace_ops.py's format).
+    /// (scripts/bench/whole_guest.sh's `hbtrace`, scripts/bench/trace_ops.py's format).
     static HACKBENCH_6_12: &[u8] = include_bytes!("data/hackbench-6.12.ops");
 
     /// 6.12's own counters of `skbuff_head_cache` over the same run (its `SLUB_STATS`
@@ -733,7 +733,7 @@ mod tests {
         ("cpu_partial_drain", 416),
     ];
 
-    /// Replays `ops` (scripts/trace_ops.py's format: a little-endian `u32` per operation,
+    /// Replays `ops` (scripts/bench/trace_ops.py's format: a little-endian `u32` per operation,
     /// bit 31 a free, bits 28-30 the CPU, the rest the allocation's number) through `c`:
     /// each operation on its CPU, the task pinned there, one at a time in the trace's
     /// order. Returns the allocations made and rslub's counters over the replay; what is
@@ -823,7 +823,7 @@ mod tests {
         use crate::test_shim::cpu_to_node;
         use kernel::cpu::CpuId;
         // The trace's machine: CPUs 0-3, 0 and 1 on node 0, 2 and 3 on node 1, both nodes
-        // with memory (scripts/vm.sh's and bench_vm.sh's split of 4 CPUs on 2 nodes).
+        // with memory (scripts/test/vm.sh's and scripts/bench/vm.sh's split of 4 CPUs on 2 nodes).
         let topo = crate::topology::Topology::read();
         let same = topo.online_cpus >= 4
             && topo.online_nodes == 2

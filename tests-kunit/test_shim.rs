@@ -670,7 +670,7 @@ pub(crate) unsafe fn defer(f: unsafe extern "C" fn(*mut c_void), arg: *mut c_voi
 
 /// Marks the kernel log: what rslub reports from now to the end of the running test about
 /// a cache whose name starts with `prefix` is the test's own doing (a double free it makes
-/// on purpose, flags it passes wrongly). `scripts/reports.py` fails a run on every other
+/// on purpose, flags it passes wrongly). `scripts/test/reports.py` fails a run on every other
 /// report of rslub's (those about the caches backed under traffic among them, on every
 /// CPU), and on every report of the kernel's (oops, KASAN, WARNING, ...) wherever it is.
 pub(crate) fn expect_reports(prefix: &CStr) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rslub_view_whole: what the rest of the kernel does with the pages of kmalloc objects,
- * run in the whole-kernel boot of make test (scripts/guest.sh, check
+ * run in the whole-kernel boot of make test (scripts/test/guest.sh, check
  * kernel_paths_keep_slab_pages), where rslub serves every kmalloc() (rslub.back=all), so
  * that the objects below are rslub's, made and freed by the kernel's own code. It needs
  * nothing of rslub, and passes on the kernel's allocator too.

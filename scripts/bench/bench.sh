@@ -3,18 +3,18 @@
 #
 # make bench: rslub against the kernel's kmem_cache, and the seed experiments, under QEMU
 # -icount (instructions, not seconds), in guests that do the same from boot to boot
-# (scripts/bench_vm.sh). Boots: CPUS (4) CPUs on 2 nodes for the side-by-side tables and
+# (scripts/bench/vm.sh). Boots: CPUS (4) CPUs on 2 nodes for the side-by-side tables and
 # seeds 000-002, twice, the second to check that the figures repeat; the build with
 # RSLUB_HARDENED=n for its fast paths; 4 nodes and 1 node for seed 003; seed 001 on all
 # CPUs at once on 1, 2, 4 and nproc vCPUs; three boots without icount for the wall-clock
 # ratio; then the real
-# workloads (scripts/bench_real_guest.sh), on CPUS, 2 and 1 vCPUs and in three wall-clock
-# boots; last the whole-system workloads (scripts/bench_whole.sh, alone with PART=whole,
+# workloads (scripts/bench/real_guest.sh), on CPUS, 2 and 1 vCPUs and in three wall-clock
+# boots; last the whole-system workloads (scripts/bench/whole.sh, alone with PART=whole,
 # left out with PART=side; Documentation/benchmarks_whole.rst). Writes
 # Documentation/benchmarks/results.{json,csv}, the SVG plots, and the tables of
 # Documentation/benchmarks.rst.
 set -euo pipefail
-. "$(dirname "$0")/env.sh"
+. "$(dirname "$0")/../env.sh"
 
 CPUS=${CPUS:-4}
 export CPUS
@@ -23,21 +23,24 @@ export CPUS
 export RSLUB_BUILD_ONCE=${RSLUB_BUILD_ONCE:-bench.$$.$(date +%s)}
 # The figures are the default kernel's: the debug one (KASAN, lockdep) would measure its
 # checks, not the allocators. VARIANT=distro measures what the hooks and both fast paths
-# cost with the speculation mitigations in the path (scripts/bench_distro.sh).
-# PART=whole: only the whole-system workloads (scripts/bench_whole.sh, on the default
+# cost with the speculation mitigations in the path (scripts/bench/distro.sh).
+# PART=whole: only the whole-system workloads (scripts/bench/whole.sh, on the default
 # kernel), which the full run does last; PART=fidelity: only their side-by-side boots
 # (sheaves 7.3, classic SLUB 6.12, rslub under each profile); PART=trace: records on 6.12
 # and 7.3 the kind of hackbench sequence that rslub_fidelity replays (into the cache folder);
-# PART=side: only the boots before the whole-system part (Documentation/benchmarks.rst).
+# PART=side: only the boots before the whole-system part (Documentation/benchmarks.rst);
+# PART=headline: only the headline's six boots (Documentation/results.rst,
+# scripts/bench/headline.sh).
 case ${PART:-all} in
 all | side) ;;
-whole) exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
-fidelity) FIDELITY=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
-trace) TRACE=1 exec "$RSLUB_TOP/scripts/bench_whole.sh" ;;
-*) die "PART=$PART: must be all, side, whole, fidelity or trace" ;;
+whole) exec "$RSLUB_TOP/scripts/bench/whole.sh" ;;
+fidelity) FIDELITY=1 exec "$RSLUB_TOP/scripts/bench/whole.sh" ;;
+headline) HEADLINE=1 exec "$RSLUB_TOP/scripts/bench/whole.sh" ;;
+trace) TRACE=1 exec "$RSLUB_TOP/scripts/bench/whole.sh" ;;
+*) die "PART=$PART: must be all, side, whole, fidelity, headline or trace" ;;
 esac
 if [ "${VARIANT:-default}" = distro ]; then
-	exec "$RSLUB_TOP/scripts/bench_distro.sh"
+	exec "$RSLUB_TOP/scripts/bench/distro.sh"
 fi
 [ "${VARIANT:-default}" = default ] || log "bench: VARIANT=$VARIANT ignored, the default kernel is measured"
 VARIANT=default
@@ -54,7 +57,7 @@ out=$RSLUB_CACHE/bench-results
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)
-vm=$RSLUB_TOP/scripts/bench_vm.sh
+vm=$RSLUB_TOP/scripts/bench/vm.sh
 NODES=2 "$vm" "$out/nodes2.jsonl" suite=0
 NODES=2 "$vm" "$out/repeat.jsonl" suite=0
 # The build with plain free pointers (Kbuild: RSLUB_HARDENED=n): fast paths and pair.
@@ -74,7 +77,7 @@ done
 for i in 1 2 3; do
 	NODES=2 WALLCLOCK=1 "$vm" "$out/wall$i.jsonl" suite=2
 done
-# The real workloads (scripts/bench_real_guest.sh): seeds 001, 002 and 000 on CPUS vCPUs,
+# The real workloads (scripts/bench/real_guest.sh): seeds 001, 002 and 000 on CPUS vCPUs,
 # seed 001 also on 2 and 1; then hackbench under wall clock, in three boots.
 if ! command -v hackbench >/dev/null; then
 	log "installing rt-tests (hackbench) for the real workloads"
@@ -88,7 +91,7 @@ for i in 1 2 3; do
 	NODES=2 REAL=1 WALLCLOCK=1 "$vm" "$out/realwall$i.jsonl" wall
 done
 log "benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
-python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
+python3 "$RSLUB_TOP/scripts/bench/side_report.py" --cpus "$CPUS" \
 	--command "make bench CPUS=$CPUS" --out "$RSLUB_TOP/Documentation" \
 	--provenance "commit $commit, kernel build $kbuild, $qemu_version" \
 	--repeat "$out/repeat.jsonl" \
@@ -97,4 +100,4 @@ python3 "$RSLUB_TOP/scripts/bench_report.py" --cpus "$CPUS" \
 	--real "$out/real_cpus$CPUS.jsonl" "$out/real_cpus2.jsonl" "$out/real_cpus1.jsonl" \
 	"$out/realwall1.jsonl" "$out/realwall2.jsonl" "$out/realwall3.jsonl"
 # The whole kernel on rslub against the kernel's allocator, in boots of their own.
-[ "${PART:-all}" = side ] || "$RSLUB_TOP/scripts/bench_whole.sh"
+[ "${PART:-all}" = side ] || "$RSLUB_TOP/scripts/bench/whole.sh"

@@ -1,24 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0
 """Documentation/results.rst: the headline of the benchmarks, which allocator serves the
 whole kernel in fewer instructions, where and by how much, from the boots of
-scripts/bench_whole.sh (the full run's, or the six of make bench PART=headline). It reads
-the records as bench_whole_report.py reads them and draws its plot with bench_report.py's
-bars; the long tables stay on the pages it links.
+scripts/bench/whole.sh (the full run's, or the six of make bench PART=headline). It reads
+the records as whole_report.py does and draws its plot, both with common.py; the long
+tables stay on the pages it links.
 
-    bench_headline.py RUNDIR DOCDIR [--command CMD] [--seconds N]
+    headline.py RUNDIR DOCDIR [--command CMD] [--seconds N]
 """
 
 import argparse
 import os
 
-from bench_common import report_commit, table
-from bench_report import svg_bars
-from bench_whole_report import (WORK, allocator_code, denoise, fidelity_groups, kernel_spread,
-                                load, load_slab_functions, marginal, per)
+from common import (COLUMNS, WORK, allocator_code, build_runs, build_seeds, denoise,
+                    fidelity_groups, heading, kernel_spread, load_run, load_slab_functions,
+                    marginal, micro_result, page_title, per, plot, read_meta, report_commit,
+                    table)
 
-# The allocators side by side, as bench_whole.sh's boots name them.
-COLUMNS = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
-           ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
 # The issue's goals (kernel-mode instructions per unit, as a fraction of sheaves').
 GOAL_CLASSIC, GOAL_TUNED = 1.0, 0.97
 
@@ -29,11 +26,6 @@ def verdict(ratio, goal, spread):
     if spread is not None and abs(ratio - 1) <= spread:
         return "tie"
     return ("met" if ratio <= goal else "missed") + (", no spread" if spread is None else "")
-
-
-def find(recs, boot, exp, defer):
-    return next((r for r in recs if r["boot"] == boot and r["exp"] == exp
-                 and r.get("defer") == defer), None)
 
 
 def workload_rows(recs):
@@ -51,12 +43,10 @@ def workload_rows(recs):
     # The build (seed 003), on 4 nodes and on 1 in 2 GiB, under rslub's classic profile
     # only; its spread is the 4-node kernel build's own boots (-seed 1, 2, 3).
     for n in (4, 1):
-        k7, k6, rc = (find(recs, boot, "build", None) for boot in
-                      (f"n{n}-kernel-build", f"n{n}-build-classic", f"n{n}-rslub-build"))
+        k7, k6, rc = build_runs(recs, n)
         if not k7 or not rc:
             continue
-        spread = kernel_spread(recs, "build", None, tuple(
-            f"n{n}-kernel-build{s}" for s in ("", "-seed2", "-seed3")))
+        spread = kernel_spread(recs, "build", None, build_seeds(n))
         rows.append((f"build on {n} node{'s' if n > 1 else ''}, per {WORK['build'][0]}",
                      [per(r, r["kinsns"]) if r else None for r in (k7, k6, rc, None)], spread,
                      [None, None]))
@@ -64,7 +54,7 @@ def workload_rows(recs):
 
 
 def share(r):
-    """Run @r's allocator code (bench_whole_report.allocator_code()) over its kernel-mode
+    """Run @r's allocator code (common.allocator_code()) over its kernel-mode
     instructions; None without a profile."""
     code = allocator_code(r) if r else None
     return code / r["kinsns"] if code is not None else None
@@ -96,11 +86,9 @@ def headline_table(rows):
 
 
 def micro_rows(micro):
-    def m(boot, who):
-        return next((r["module"] for r in micro if r["boot"] == boot
-                     and r["module"]["alloc"] == who), None)
-    cols = [m("n2-kernel", "kernel"), m("n2-classic", "kernel"), m("n2-kernel", "rslub"),
-            m("n2-kernel", "rslub_back"), m("n2-rslub", "rslub_whole")]
+    cols = [micro_result(micro, boot, who) for boot, who in
+            (("n2-kernel", "kernel"), ("n2-classic", "kernel"), ("n2-kernel", "rslub"),
+             ("n2-kernel", "rslub_back"), ("n2-rslub", "rslub_whole"))]
     if not cols[0]:
         return None
     body = []
@@ -121,18 +109,16 @@ def main():
     ap.add_argument("--command", default="make bench")
     ap.add_argument("--seconds", type=int)
     a = ap.parse_args()
-    every = denoise(marginal(load(a.rundir)))
+    every = denoise(marginal(load_run(a.rundir)))
     load_slab_functions(a.rundir)
     micro = [r for r in every if r["exp"] == "micro"]
     recs = [r for r in every if r.get("table", True) and r["exp"] != "micro"
             and not r["boot"].startswith("stats-")]
-    with open(os.path.join(a.rundir, "meta")) as f:
-        commit, date, kbuild, qemu, cpus = [line.rstrip("\n") for line in f][:5]
+    commit, date, kbuild, qemu, cpus = read_meta(a.rundir)[:5]
     rows = workload_rows(recs)
     took = f" in {a.seconds // 60} min {a.seconds % 60} s" if a.seconds else ""
-    doc = [".. SPDX-License-Identifier: GPL-2.0\n",
-           "=====================", "Results at a glance", "=====================\n",
-           f"Written by ``{a.command}``{took} (``scripts/bench_headline.py``); do not edit the "
+    doc = [page_title("Results at a glance", 21),
+           f"Written by ``{a.command}``{took} (``scripts/bench/headline.py``); do not edit the "
            "figures.\n"
            f"Made on {date} from commit {commit}, kernel build {kbuild}, {qemu}; {cpus} vCPUs "
            f"on 2 nodes;\nfigures computed by the report at commit {report_commit()}.\n",
@@ -147,16 +133,15 @@ def main():
            "for the builds, the same on each topology) is a tie; a ratio with no spread\nmeasured "
            "says so.\n"]
     if rows:
-        doc.append("The whole kernel\n================\n")
+        doc.append(heading("The whole kernel"))
         doc.append(headline_table(rows))
-        os.makedirs(os.path.join(a.docdir, "benchmarks"), exist_ok=True)
-        svg_bars(os.path.join(a.docdir, "benchmarks", "results.svg"),
-                 "Kernel-mode instructions per unit, % of sheaves 7.3", "% of sheaves 7.3",
-                 [label.split(",")[0] for label, _, _, _ in rows],
-                 [name for _, name in COLUMNS[1:]],
-                 [[100 * v[i] / v[0] if v[i] else None for _, v, _, _ in rows]
-                  for i in range(1, 4)])
-        doc.append("\n.. image:: benchmarks/results.svg\n")
+        figdir = os.path.join(a.docdir, "benchmarks")
+        os.makedirs(figdir, exist_ok=True)
+        doc.append(plot(figdir, "results", "Kernel-mode instructions per unit, % of sheaves 7.3",
+                        "% of sheaves 7.3", [label.split(",")[0] for label, _, _, _ in rows],
+                        [name for _, name in COLUMNS[1:]],
+                        [[100 * v[i] / v[0] if v[i] else None for _, v, _, _ in rows]
+                         for i in range(1, 4)]))
         won = [label.split(",")[0] for label, v, s, _ in rows
                if v[3] and verdict(v[3] / v[0], GOAL_TUNED, s).startswith("met")]
         tuned = sum(1 for _, v, _, _ in rows if v[3])
@@ -185,7 +170,7 @@ def main():
                        + ".\n")
     mt = micro_rows(micro)
     if mt:
-        doc.append("Fast paths\n==========\n")
+        doc.append(heading("Fast paths"))
         doc.append("``bench/kmem_micro.c`` (a 64-byte cache of its own; instructions per "
                    "operation, the fastest\nof 50 chunks of 1000): the kernel's allocator on "
                    "7.3 and 6.12, rslub's C API, and the\nkernel's API on a cache that rslub "

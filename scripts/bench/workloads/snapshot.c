@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * snapshot: the counters that scripts/bench_whole_guest.sh takes before and after every
+ * snapshot: the counters that scripts/bench/whole_guest.sh takes before and after every
  * run, one line each, for its delta(), which subtracts them.
  *
  *   snapshot [-r DIR] [-k "SUMMED ..." "PER_CACHE ..."]
@@ -25,7 +25,7 @@
  * of files, thousands on a SLUB_STATS kernel: busybox's awk and the shell took 150 to 200
  * million user-mode instructions for one, more than many runs they bracketed.
  *
- * Built by scripts/bench_vm.sh: gcc -O2 -static -Wall -o snapshot snapshot.c
+ * Built by scripts/bench/vm.sh: gcc -O2 -static -Wall -o snapshot snapshot.c
  */
 #include <dirent.h>
 #include <fcntl.h>

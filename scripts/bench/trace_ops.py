@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turns the kmem events of a hbtrace run (scripts/bench_whole_guest.sh: "rslub_bench:
+"""Turns the kmem events of a hbtrace run (scripts/bench/whole_guest.sh: "rslub_bench:
 TRACE CPU A|F ADDRESS" lines in a boot's console log) into the operations the replay of
 tests-kunit/fidelity_tests.rs reads: one little-endian u32 per allocation or free, in
 order, bit 31 set for a free, bits 28-30 the CPU, bits 0-27 the allocation's number (the

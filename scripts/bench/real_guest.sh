@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the real-workload benchmark guest (scripts/bench_vm.sh REAL=1): the seed
+# /init of the real-workload benchmark guest (scripts/bench/vm.sh REAL=1): the seed
 # experiments' workloads on the kernel's allocator and on rslub backing the skb caches,
 # A/B in one boot, each run printed as a RESULT line (JSON). Its arguments (after "--" on
 # the kernel command line) name the experiments: seed001, seed002, seed000.
@@ -13,25 +13,16 @@
 #   rslub    rslub backing skbuff_head_cache, skbuff_fclone_cache and skbuff_small_head
 #            with the run's parameters
 # The guest clock counts instructions under -icount, so a time difference is an
-# instruction count (scripts/bench_vm.sh); /proc/timer_list gives it in nanoseconds.
-/bin/busybox mkdir -p /proc /sys /tmp /usr/bin /usr/sbin /sbin
-/bin/busybox --install -s
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t debugfs none /sys/kernel/debug
-ip link set lo up
-echo 0 > /proc/sys/kernel/printk_ratelimit 2>/dev/null
+# instruction count (scripts/bench/vm.sh); /proc/timer_list gives it in nanoseconds
+# (now_ns).
+# shellcheck source=scripts/bench/guest_init.sh
+. /guest_init.sh
 
 SKB=skbuff_head_cache,skbuff_fclone_cache,skbuff_small_head
-D=/sys/kernel/debug/rslub
-CPUS=$(grep -c ^processor /proc/cpuinfo)
-NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-# A CPU of the first and of the last node.
-CPU_A=$(sed 's/[-,].*//' /sys/devices/system/node/node0/cpulist)
-CPU_B=$(sed 's/.*[-,]//' /sys/devices/system/node/node$((NODES - 1))/cpulist)
+topology
 
-say() { echo "rslub_bench: $*"; }
-now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
+# names_cache allocates on a path lookup.
+look_up() { ls / > /dev/null; }
 
 # load VARIANT PARAMS...: sets up the allocator of a run.
 load() {
@@ -41,10 +32,7 @@ load() {
 	kernel | warmup) ;;
 	hooks)
 		# names_cache is found when it allocates: look paths up meanwhile.
-		(while [ ! -e /tmp/stop ]; do ls / > /dev/null; done) &
-		insmod /rslub.ko back=names_cache "$@" || say "insmod failed: $v $*"
-		touch /tmp/stop
-		wait
+		load_sighting look_up back=names_cache "$@" || say "insmod failed: $v $*"
 		rm -f /tmp/stop
 		;;
 	rslub) insmod /rslub.ko back=$SKB "$@" || say "insmod failed: $v $*" ;;

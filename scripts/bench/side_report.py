@@ -12,14 +12,11 @@ nanosecond per guest instruction), counts, or percentages.
 import argparse
 import csv
 import datetime
-import html
 import json
 import os
-import re
 
-from bench_common import load, report_commit, table
-
-SERIES_COLORS = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"]
+from common import (counter, heading, hook_cost, load, page_title, plot, range_cells, ratio,
+                    report_commit, table)
 
 SIDE_BY_SIDE = [
     ("pair", "alloc+free pair on one CPU"),
@@ -34,60 +31,6 @@ SIDE_BY_SIDE = [
     ("xcpu_free", "producer/consumer: frees on CPU 1 (objects of CPU 0)"),
     ("all_cpus", "all CPUs alloc+free at once (per pair, all CPUs; floor: the loop alone)"),
 ]
-
-
-def svg_bars(path, title, ylabel, groups, series, values):
-    """Grouped bar chart: values[s][g] for series s and group g (None: no bar)."""
-    w, h, left, bottom, top = 760, 340, 70, 60, 40
-    plot_w, plot_h = w - left - 20, h - top - bottom
-    vmax = max([v for row in values for v in row if v is not None] + [1])
-    vmax *= 1.1
-    n_g, n_s = len(groups), len(series)
-    gw = plot_w / max(n_g, 1)
-    bw = gw * 0.8 / max(n_s, 1)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-        f'font-family="sans-serif" font-size="11">',
-        f'<rect width="{w}" height="{h}" fill="white"/>',
-        f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">{html.escape(title)}</text>',
-        f'<text x="15" y="{top + plot_h / 2}" transform="rotate(-90 15 {top + plot_h / 2})" '
-        f'text-anchor="middle">{html.escape(ylabel)}</text>',
-    ]
-    for i in range(5):
-        v = vmax * i / 4
-        y = top + plot_h - plot_h * i / 4
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{left - 5}" y="{y + 4:.1f}" text-anchor="end">{v:.0f}</text>')
-    for g, name in enumerate(groups):
-        x0 = left + g * gw + gw * 0.1
-        for s in range(n_s):
-            v = values[s][g]
-            if v is None:
-                continue
-            bh = plot_h * v / vmax
-            x = x0 + s * bw
-            out.append(
-                f'<rect x="{x:.1f}" y="{top + plot_h - bh:.1f}" width="{bw * 0.95:.1f}" '
-                f'height="{bh:.1f}" fill="{SERIES_COLORS[s % len(SERIES_COLORS)]}">'
-                f'<title>{html.escape(series[s])} {html.escape(str(name))}: {v}</title></rect>'
-            )
-        out.append(
-            f'<text x="{left + g * gw + gw / 2:.1f}" y="{top + plot_h + 15}" '
-            f'text-anchor="middle">{html.escape(str(name))}</text>'
-        )
-    for s, name in enumerate(series):
-        x = left + s * 150
-        y = h - 18
-        out.append(f'<rect x="{x}" y="{y - 9}" width="10" height="10" '
-                   f'fill="{SERIES_COLORS[s % len(SERIES_COLORS)]}"/>')
-        out.append(f'<text x="{x + 14}" y="{y}">{html.escape(name)}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
-
-
-def ratio(a, b):
-    return f"{a / b:.2f}" if a is not None and b else "-"
 
 
 KEYS = ("exp", "size", "policy", "walk", "nodes")
@@ -149,18 +92,6 @@ def repeatability(first, second):
     return n, same, diffs
 
 
-# rslub's counters in the records' "why": under their file names (SLUB's where SLUB had
-# the counter); records written before have rslub's short names.
-OLD_NAMES = {"alloc_fastpath": "alloc_fast", "alloc_slowpath": "alloc_slow",
-             "free_fastpath": "free_fast", "free_slowpath": "free_slow",
-             "alloc_slab": "new_slab", "free_slab": "slab_freed"}
-
-
-def counter(w, name):
-    """Counter `name` of a record's "why", under its name or the one it had before."""
-    return w[name] if name in w else w[OLD_NAMES[name]]
-
-
 def why_section(rows):
     """The side-by-side rows whose measurement left rslub's fast paths, and every row where
     rslub runs more instructions than the kernel, under each profile, with what rslub's
@@ -190,8 +121,7 @@ def why_section(rows):
     losing = lambda profile: [f'{r["exp"]} {r["size"]}' for r, p, v, _ in runs
                               if p == profile and v > r["kernel"]]
     tuned = any(p == "tuned" for _, p, _, _ in runs)
-    out = ["The slow paths and the per-CPU partial lists\n"
-           "============================================\n\n"
+    out = [heading("The slow paths and the per-CPU partial lists") + "\n"
            "Every side-by-side row whose measurement left rslub's fast paths (at least one\n"
            "allocation or free in 200 on a slow path, or any per-CPU partial list activity),\n"
            "and every row above the kernel, with rslub's counters over that measurement, per\n"
@@ -223,7 +153,7 @@ def why_section(rows):
         if not shown(r, value, w):
             continue
         alloc_slow, free_slow, allocs = shares(w)
-        per = lambda k: f'{(w[k] if k in w else counter(w, k)) * 100 / allocs:.2f}'
+        per = lambda k: f'{counter(w, k) * 100 / allocs:.2f}'
         body.append([r["exp"], r["size"]] + ([profile] if tuned else [])
                     + [ratio(value, r["kernel"]), f"{alloc_slow:.2f}",
                        f"{free_slow:.2f}", per("node_lock"), per("alloc_slab"),
@@ -263,8 +193,7 @@ def min_partial_section(rows):
     classic = sorted({r["min_partial"] for r in rule.values()})
     tuned = sorted({r["min_partial_tuned"] for r in rule.values() if "min_partial_tuned" in r})
     span = lambda v: " to ".join(str(x) for x in (v[0], v[-1])) if len(v) > 1 else str(v[0])
-    return ("bulk128 and ``min_partial``\n"
-            "===========================\n\n"
+    return (heading("bulk128 and ``min_partial``") + "\n"
             "bulk128 frees 128 objects, several slabs' worth, in every round. Between two\n"
             "rounds a CPU keeps its active slab and its partial list (at most ``cpu_partial``\n"
             "objects' worth, counted as half-free slabs, given back whole to the node when a\n"
@@ -289,7 +218,7 @@ def memory_section(rows):
     mem = sorted((r for r in rows if r.get("exp") == "memory"), key=lambda r: r["size"])
     if not mem:
         return ""
-    out = ["Memory\n======\n\n"
+    out = [heading("Memory") + "\n"
            "Every size: ``objects`` live objects allocated on one CPU (a million, or 64 MiB\n"
            "worth where a million would not fit the guest), then all freed, without a\n"
            "shrink. rslub's bytes are its slabs' pages plus the metadata it keeps for each\n"
@@ -319,8 +248,7 @@ def unhardened_section(main_boot, plain):
     (``make RSLUB_HARDENED=n``), beside the hardened build's, both against the kernel."""
     if not plain:
         return ""
-    out = ["Free pointers hardened and plain\n"
-           "================================\n\n"
+    out = [heading("Free pointers hardened and plain") + "\n"
            "rslub is built with hardened free pointers (stored mixed with a per-cache random\n"
            "value and their own address, and checked to stay in their slab on the allocation\n"
            "fast path; :doc:`reliability`). One more boot measures the build of ``make\n"
@@ -347,7 +275,7 @@ def main():
     ap.add_argument("--provenance", default="",
                     help="what was measured: commit, kernel build, QEMU version")
     ap.add_argument("--real", nargs="*", default=[],
-                    help="the real-workload boots (scripts/bench_real_guest.sh)")
+                    help="the real-workload boots (scripts/bench/real_guest.sh)")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
 
@@ -379,8 +307,7 @@ def main():
             w.writerow(r)
 
     doc = []
-    doc.append(".. SPDX-License-Identifier: GPL-2.0\n")
-    doc.append("==========\nBenchmarks\n==========\n")
+    doc.append(page_title("Benchmarks"))
     doc.append(
         "rslub against the kernel's own ``kmem_cache`` (SLUB with sheaves, Linux 7.3,\n"
         "``SLAB_NO_MERGE``) and an array floor, in the same boot, plus the four seed\n"
@@ -396,7 +323,7 @@ def main():
         "boot of the side-by-side tables, for the repeatability check below:\n"
         "``benchmarks/repeat.json``.\n"
     )
-    doc.append(METHOD)
+    doc.append("\n" + heading("Method") + "\n" + METHOD)
     if rep:
         n, same, diffs = rep
         doc.append("Repeatability, this run: the side-by-side boot ran twice; "
@@ -406,7 +333,7 @@ def main():
             doc.append(f"- ``{what}`` ({rel * 100:.2f}%)")
         doc.append("")
 
-    doc.append("Side by side\n============\n")
+    doc.append(heading("Side by side"))
     doc.append(
         "Instructions per operation (an alloc+free pair counts as one operation where the\n"
         "table says pair). rslub runs each experiment on two caches of the size in the same\n"
@@ -438,20 +365,13 @@ def main():
             if has_tuned:
                 line.append(ratio(r.get("tuned"), r["kernel"]))
             body.append(line)
-        doc.append(f"{title}\n{'-' * len(title)}\n")
+        doc.append(heading(title, "-"))
         doc.append(table(header, body))
         series = ["rslub"] + (["tuned"] if has_tuned else []) + ["kernel"] + (["floor"] if has_floor else [])
         names = {"rslub": "rslub classic" if has_tuned else "rslub", "tuned": "rslub tuned"}
-        svg = f"{exp}.svg"
-        svg_bars(
-            os.path.join(figdir, svg),
-            title,
-            "instructions per operation",
-            [r["size"] for r in rows],
-            [names.get(s, s) for s in series],
-            [[r.get(s) for r in rows] for s in series],
-        )
-        doc.append(f"\n.. image:: benchmarks/{svg}\n")
+        doc.append(plot(figdir, exp, title, "instructions per operation",
+                        [r["size"] for r in rows], [names.get(s, s) for s in series],
+                        [[r.get(s) for r in rows] for s in series]))
 
     doc.append(
         "``fast_alloc`` and ``fast_free`` time a region around one call with the TSC (which\n"
@@ -470,8 +390,7 @@ def main():
 
     s0 = [r for r in recs if r.get("exp") == "seed000"]
     if s0:
-        doc.append("Seed 000: near-page-size objects under churn\n"
-                   "============================================\n")
+        doc.append(heading("Seed 000: near-page-size objects under churn"))
         doc.append(
             "Waves of ``burst`` allocations freed in a scrambled order, 200 waves per row\n"
             "(instructions per operation: the mean over all waves, which differ by design).\n"
@@ -496,15 +415,13 @@ def main():
         vals = [[next((r["new_slab"] + r["slab_freed"] for r in s0
                        if (r["size"], r.get("burst", 0)) == g and r["policy"] == p), None)
                  for g in groups] for p in pol]
-        svg_bars(os.path.join(figdir, "seed000.svg"), "Seed 000: page allocator calls",
-                 "slabs allocated + freed", [f"{sz}/{b}" for sz, b in groups],
-                 ["min_partial 5", "dynamic"], vals)
-        doc.append("\n.. image:: benchmarks/seed000.svg\n")
+        doc.append(plot(figdir, "seed000", "Seed 000: page allocator calls",
+                        "slabs allocated + freed", [f"{sz}/{b}" for sz, b in groups],
+                        ["min_partial 5", "dynamic"], vals))
 
     s1 = [r for r in recs if r.get("exp") == "seed001"]
     if s1:
-        doc.append("Seed 001: hackbench-like, objects freed on other CPUs\n"
-                   "=====================================================\n")
+        doc.append(heading("Seed 001: hackbench-like, objects freed on other CPUs"))
         doc.append(
             "Every CPU allocates 512-byte objects in batches of 16 and hands them to the next\n"
             "CPU, which frees them: every free is remote. The CPUs take turns, 400 rounds: in\n"
@@ -522,10 +439,9 @@ def main():
                    "same turns; it counts nothing else.\n")
         doc.append(table(["policy", "order", "objects/slab", "alloc slow %", "free slow %",
                           "slow path %", "new slabs", "insn/op"], body))
-        svg_bars(os.path.join(figdir, "seed001.svg"), "Seed 001: instructions per operation",
-                 "instructions per operation", [r["policy"] for r in s1], ["insn/op"],
-                 [[r["insn_per_op"] for r in s1]])
-        doc.append("\n.. image:: benchmarks/seed001.svg\n")
+        doc.append(plot(figdir, "seed001", "Seed 001: instructions per operation",
+                        "instructions per operation", [r["policy"] for r in s1], ["insn/op"],
+                        [[r["insn_per_op"] for r in s1]]))
 
     sp = sorted((r for r in recs if r.get("exp") == "seed001_parallel"),
                 key=lambda r: (r["cpus"], r["order"]))
@@ -553,8 +469,7 @@ def main():
 
     s2 = [r for r in recs if r.get("exp") == "seed002"]
     if s2:
-        doc.append("Seed 002: allocations for a remote node\n"
-                   "=======================================\n")
+        doc.append(heading("Seed 002: allocations for a remote node"))
         doc.append(
             "``alloc_node(remote)`` + free on CPU 0 of node 0. rslub switches its active slab\n"
             "to the remote node on the first call and stays on the fast path afterwards.\n"
@@ -562,10 +477,9 @@ def main():
         body = [[r["size"], r["node"], f'{r["rslub"]:.2f}', f'{r["kernel"]:.2f}',
                  ratio(r["rslub"], r["kernel"]), f'{r["rslub_fast_pct"]:.2f}'] for r in s2]
         doc.append(table(["size", "node", "rslub", "kernel", "ratio", "rslub fast path %"], body))
-        svg_bars(os.path.join(figdir, "seed002.svg"), "Seed 002: alloc_node(remote) + free",
-                 "instructions per operation", [r["size"] for r in s2], ["rslub", "kernel"],
-                 [[r["rslub"] for r in s2], [r["kernel"] for r in s2]])
-        doc.append("\n.. image:: benchmarks/seed002.svg\n")
+        doc.append(plot(figdir, "seed002", "Seed 002: alloc_node(remote) + free",
+                        "instructions per operation", [r["size"] for r in s2], ["rslub", "kernel"],
+                        [[r["rslub"] for r in s2], [r["kernel"] for r in s2]]))
         plain = [r for r in recs if r.get("exp") == "seed002_plain"]
         if plain:
             doc.append(
@@ -594,13 +508,12 @@ def main():
 
     s3 = [r for r in recs if r.get("exp") == "seed003"]
     if s3:
-        doc.append("Seed 003: get_any_partial, each node once\n"
-                   "=========================================\n")
+        doc.append(heading("Seed 003: get_any_partial, each node once"))
         doc.append(
             "A CPU of node 0 allocates until the partial slabs run out. On several nodes only\n"
             "the other nodes have partial slabs, ten each, so every refill walks and the\n"
             "nearest nodes run dry first (the boots give the nodes distances that differ, on a\n"
-            "ring: ``scripts/bench_vm.sh``); on one node the local list has them, then runs\n"
+            "ring: ``scripts/bench/vm.sh``); on one node the local list has them, then runs\n"
             "dry. ``nodes_once`` is rslub's walk (nearest first, each node once, none on one\n"
             "node); ``zonelist`` is SLUB's walk before the 2018 fix, zone by zone\n"
             "(``remote_walk`` = 1). Nodes tried count every remote node list looked at. Each\n"
@@ -646,42 +559,39 @@ def main():
         vals = [[next((r["remote_nodes_tried"] for r in first
                        if r["nodes"] == g and r["walk"] == w), None) for g in groups]
                 for w in ("nodes_once", "zonelist")]
-        svg_bars(os.path.join(figdir, "seed003.svg"), "Seed 003: remote nodes looked at",
-                 "nodes looked at", [f"{g} nodes" for g in groups],
-                 ["each node once", "zonelist (old SLUB)"], vals)
-        doc.append("\n.. image:: benchmarks/seed003.svg\n")
+        doc.append(plot(figdir, "seed003", "Seed 003: remote nodes looked at",
+                        "nodes looked at", [f"{g} nodes" for g in groups],
+                        ["each node once", "zonelist (old SLUB)"], vals))
 
-    hook = [r for r in recs if r.get("exp") == "hook_cost" and r["boot"] == "nodes2"]
+    # The hooks' cost (rslub_bench's hook_cost) in the side-by-side boot.
+    hook = next((r for r in recs if r.get("exp") == "hook_cost" and r["boot"] == "nodes2"), None)
     if hook:
-        r = hook[0]
-        doc.append("Cost of the backing hooks for caches that are not backed\n"
-                   "========================================================\n")
+        doc.append(heading("Cost of the backing hooks for caches that are not backed"))
         doc.append(
             "While rslub backs any kernel cache (Documentation/backing.rst), every call of a\n"
             "hooked function goes through rslub's hooks. In instructions per operation: a kernel\n"
-            f"cache of {r['size']} bytes that is *not* backed (alloc+free pairs, bulk 16) and a\n"
+            f"cache of {hook['size']} bytes that is *not* backed (alloc+free pairs, bulk 16) and a\n"
             "kernel ``kmalloc(64)`` with its ``kfree()`` (only ``kfree`` is hooked), without the\n"
             "hooks, with them registered (another cache backed) through ftrace's ``IPMODIFY``\n"
             "handler alone (``direct=0``), with the direct calls of ``rust/back/direct.S``"
-            + ("" if r.get("direct", True) else " (**not in use**: this kernel has none)")
+            + ("" if hook.get("direct", True) else " (**not in use**: this kernel has none)")
             + ",\nand without them again after unbacking. *added* is per operation: a pair and a\n"
             "kmalloc+kfree make two calls, of which one (kfree) or both (the pair) are hooked.\n"
         )
         body = []
         for what, key in (("alloc+free pair", "pair"), ("bulk 16, per object", "bulk16"),
                           ("kmalloc+kfree pair", "kfree")):
-            if f"{key}_off" not in r:
+            costs = hook_cost(hook, key)
+            if costs is None:
                 continue
-            off, on = r[f"{key}_off"], r[f"{key}_on"]
-            hnd = r.get(f"{key}_handler", on)
-            body.append([what, off, hnd, on, r[f"{key}_off_again"],
-                         f"{hnd - off:.2f}", f"{on - off:.2f}"])
+            off, hnd, on, again = costs
+            body.append([what, off, hnd, on, again, f"{hnd - off:.2f}", f"{on - off:.2f}"])
         doc.append(table(["operation", "no hooks", "handler", "direct calls", "no hooks again",
                           "added (handler)", "added (direct)"], body))
 
     wall = [r for r in recs if r.get("exp") == "wall_pair"]
     if wall:
-        doc.append("Wall clock (secondary)\n======================\n")
+        doc.append(heading("Wall clock (secondary)"))
         boots = sorted({r["boot"] for r in wall})
         doc.append(
             f"alloc+free pairs timed in nanoseconds under multi-threaded TCG (no icount), rslub\n"
@@ -691,25 +601,22 @@ def main():
         )
         body = []
         for size in sorted({r["size"] for r in wall}):
-            rs = sorted(r["ratio"] for r in wall if r["size"] == size)
-            body.append([size, f"{rs[0]:.2f}", f"{rs[len(rs) // 2]:.2f}", f"{rs[-1]:.2f}",
-                         len(rs)])
+            body.append([size] + range_cells(r["ratio"] for r in wall if r["size"] == size))
         doc.append(table(["size", "ratio min", "ratio median", "ratio max", "boots"], body))
 
     if a.real:
-        import bench_real_report
+        import real_report
         if hook:
-            r = hook[0]
             hook_line = (
                 "The hooks' cost on a kernel cache that is not backed, from the section above: "
-                f"{r['pair_on'] - r['pair_off']:.0f}\ninstructions per alloc+free pair "
-                f"({r['pair_off']:.0f} without them, {r['pair_on']:.0f} with them"
-                + (f"; {r['pair_handler']:.0f} through the handler alone, direct=0"
-                   if "pair_handler" in r else "") + ").")
+                f"{hook['pair_on'] - hook['pair_off']:.0f}\ninstructions per alloc+free pair "
+                f"({hook['pair_off']:.0f} without them, {hook['pair_on']:.0f} with them"
+                + (f"; {hook['pair_handler']:.0f} through the handler alone, direct=0"
+                   if "pair_handler" in hook else "") + ").")
         else:
             hook_line = ""
         real = load(a.real)
-        text = bench_real_report.section(real, hook_line)
+        text = real_report.section(real, hook_line)
         doc.append(text)
         with open(os.path.join(figdir, "real.json"), "w") as f:
             json.dump(real, f, indent=1)
@@ -719,11 +626,7 @@ def main():
     print(f"wrote {os.path.join(a.out, 'benchmarks.rst')} and {figdir}/")
 
 
-METHOD = """
-Method
-======
-
-QEMU here runs TCG only (no usable KVM), so wall-clock nanoseconds say little: they
+METHOD = """QEMU here runs TCG only (no usable KVM), so wall-clock nanoseconds say little: they
 vary from boot to boot (the wall-clock section at the end shows by how much, in this
 run). Under ``-icount shift=0`` the guest clock instead advances
 exactly one nanosecond per guest instruction, of whichever vCPU runs it (QEMU then runs
@@ -732,7 +635,7 @@ count, to the resolution of the guest's clocksource: the HPET (the kernel finds 
 TCG TSCs unsynchronised), 100 MHz, so 10 instructions, a 0.005 of an operation in a run
 of 2000. The one-call tables read the TSC instead, which advances once per instruction.
 
-The guest is not a virtme-ng one (``scripts/bench_vm.sh``): its root file system is a
+The guest is not a virtme-ng one (``scripts/bench/vm.sh``): its root file system is a
 small initramfs (busybox, the module, an ``/init`` that loads it and powers off), it
 reads nothing from the host after boot, its random numbers come from QEMU's ``-seed`` and
 its real-time clock from the instruction count. A host file read completes at a guest

@@ -1,8 +1,8 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# /init of the whole-system benchmark guest (WHOLE=1 scripts/bench_vm.sh, run by
-# scripts/bench_whole.sh): one allocator for the whole boot, then the seeds' whole-system
+# /init of the whole-system benchmark guest (WHOLE=1 scripts/bench/vm.sh, run by
+# scripts/bench/whole.sh): one allocator for the whole boot, then the seeds' whole-system
 # workloads, each a warm-up run and a measured one, printed as RESULT lines (JSON).
 # Whole-kernel mode cannot be unloaded, so the A/B is between boots that differ only in
 # their first argument:
@@ -17,20 +17,14 @@
 # build fork execve kfree_rcu (Documentation/benchmarks_whole.rst says what each does).
 #
 # Each measured run is bracketed by two marks (/bin/mark, or the kfree_rcu module itself):
-# the QEMU plugin scripts/qemu/count.c logs the instructions executed so far at each, all
-# vCPUs together and the kernel's apart, and the RESULT line names its two marks by
+# the QEMU plugin scripts/bench/qemu/count.c logs the instructions executed so far at each,
+# all vCPUs together and the kernel's apart, and the RESULT line names its two marks by
 # number. The guest clock (/proc/timer_list) is read too: under -icount it counts
 # instructions, plus the time every vCPU spent idle.
-/bin/busybox mkdir -p /proc /sys /tmp /usr/bin /usr/sbin /sbin
-/bin/busybox --install -s
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t debugfs none /sys/kernel/debug
-ip link set lo up
-echo 0 2>/dev/null > /proc/sys/kernel/printk_ratelimit
+# shellcheck source=scripts/bench/guest_init.sh
+. /guest_init.sh
 export PATH=/usr/bin:/bin:/usr/sbin:/sbin
 
-say() { echo "rslub_bench: $*"; }
 # A failure that leaves the boot's figures meaningless: no "done" line, which fails the
 # benchmark on the host.
 fatal() {
@@ -65,13 +59,9 @@ kernel) ;;
 hooks)
 	# nsproxy is found when it allocates: unshare() allocates one (and frees it: this
 	# kernel has no namespaces) meanwhile.
-	(while [ ! -e /tmp/stop ]; do unshare -u true 2>/dev/null; done) &
+	unshare_one() { unshare -u true 2>/dev/null; }
 	# shellcheck disable=SC2086 # parameters
-	insmod /rslub.ko back=nsproxy $PARAMS
-	rc=$?
-	touch /tmp/stop
-	wait
-	[ "$rc" -eq 0 ] || fatal "insmod failed: alloc=hooks$PARAMS"
+	load_sighting unshare_one back=nsproxy $PARAMS || fatal "insmod failed: alloc=hooks$PARAMS"
 	;;
 rslub)
 	# shellcheck disable=SC2086 # parameters
@@ -80,7 +70,7 @@ rslub)
 *) fatal "unknown allocator $ALLOC" ;;
 esac
 # Where rslub's text is, for a profiled boot's report (its blocks past the kernel's text
-# by their module's symbols: scripts/qemu/count.c); not its init text, freed by now.
+# by their module's symbols: scripts/bench/qemu/count.c); not its init text, freed by now.
 for s in /sys/module/rslub/sections/.text /sys/module/rslub/sections/.*.text; do
 	case "${s##*/}" in .init.*) continue ;; esac
 	[ ! -r "$s" ] || say "section rslub ${s##*/} $(cat "$s")"
@@ -90,12 +80,7 @@ done
 # warning that the host looks for in the console).
 DIRECT=$(cat /sys/module/rslub/parameters/direct 2>/dev/null || echo -)
 
-D=/sys/kernel/debug/rslub
-CPUS=$(grep -c ^processor /proc/cpuinfo)
-NODES=$(ls -d /sys/devices/system/node/node* | wc -l)
-# A CPU of the first and of the last node.
-CPU_A=$(sed 's/[-,].*//' /sys/devices/system/node/node0/cpulist)
-CPU_B=$(sed 's/.*[-,]//' /sys/devices/system/node/node$((NODES - 1))/cpulist)
+topology
 MARKS=0
 
 # SLUB's counters that the report reads (mm/slub.c, enum stat_item), summed over the
@@ -105,15 +90,14 @@ KSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath alloc_slab fre
 # the report compares rslub's under the classic profile with 6.12's.
 FSTATS="alloc_fastpath alloc_slowpath free_fastpath free_slowpath free_frozen free_add_partial free_remove_partial alloc_refill alloc_from_partial alloc_slab free_slab alloc_node_mismatch cpuslab_flush deactivate_full deactivate_empty deactivate_to_head deactivate_to_tail deactivate_remote_frees deactivate_bypass order_fallback cpu_partial_alloc cpu_partial_free cpu_partial_node cpu_partial_drain"
 
-now_ns() { awk '/^now at/ {print $3; exit}' /proc/timer_list; }
 mark() { /bin/mark; MARKS=$((MARKS + 1)); }
 
 # snap FILE: the kernel's page and slab figures and its context switches ("-" lines),
 # rslub's counters and slab bytes of every cache ("CACHE COUNTER VALUE" lines), and
 # SLUB's counters summed over its caches where the kernel has them ("-k" lines, VARIANT=
-# stats) and per cache ("-s" lines): scripts/workloads/snapshot.c, one process in every
-# boot (a snapshot's own process is work the next run must not inherit unevenly: its exit
-# frees objects, some after a grace period).
+# stats) and per cache ("-s" lines): scripts/bench/workloads/snapshot.c, one process in
+# every boot (a snapshot's own process is work the next run must not inherit unevenly: its
+# exit frees objects, some after a grace period).
 snap() {
 	/bin/snapshot -r "$D" -k "$KSTATS" "$FSTATS" > "$1" || fatal "snapshot failed"
 }
@@ -315,8 +299,8 @@ pingpong_both() {
 	echo "$max" > $f
 }
 
-# seed 003: a build of a fixed set of C files (scripts/workloads/build.mk) with the guest's
-# gcc, make -j CPUS; the warm-up run builds two of them (the target warm).
+# seed 003: a build of a fixed set of C files (scripts/bench/workloads/build.mk) with the
+# guest's gcc, make -j CPUS; the warm-up run builds two of them (the target warm).
 build_run() {
 	make -s -C /build -f build.mk clean
 	target=all
@@ -473,7 +457,7 @@ for e in $EXPS; do
 	esac
 done
 # What rslub served, for the report (rslub boots). The host checks the console for the
-# kernel's reports and rslub's warnings (the patterns of scripts/reports.py).
+# kernel's reports and rslub's warnings (the patterns of scripts/test/reports.py).
 if [ -r "$D/back" ]; then
 	say "SERVED $(awk '$2 == "backed" || $2 == "kmalloc" {n++} END {print n + 0}' "$D/back") $(grep -c refused "$D/back")"
 	sed 's/^/rslub_bench: BACK /' "$D/back"

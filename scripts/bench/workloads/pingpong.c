@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * TCP workloads over loopback for the real-workload benchmarks (make bench), built
- * static by scripts/bench_vm.sh into the benchmark guest, which has no other user space
+ * static by scripts/bench/vm.sh into the benchmark guest, which has no other user space
  * than busybox. Each checks what it receives, and exits non-zero on any error.
  *
  *   pingpong server PORT                 echo every message back, until the peer closes
@@ -241,6 +241,6 @@ int main(int argc, char **argv)
 		return stream(atoi(argv[2]), atol(argv[3]));
 	if (!strcmp(mode, "kick") && argc == 2)
 		return kick();
-	fprintf(stderr, "usage: see the head of scripts/workloads/pingpong.c\n");
+	fprintf(stderr, "usage: see the head of scripts/bench/workloads/pingpong.c\n");
 	return 2;
 }

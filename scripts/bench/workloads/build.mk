@@ -3,8 +3,8 @@
 # The build of make bench's whole-system section (seed 003, whose thread timed kernel
 # builds): seven C files of Linux 7.3's host tools (Kconfig, kallsyms, fixdep), which
 # need only the C library's headers, compiled with gcc -O2 in the guest by
-# make -j<vCPUs>. scripts/bench_vm.sh copies SRCS, the headers they include and the
-# compiler into the guest's /build and /usr; scripts/bench_whole_guest.sh runs it.
+# make -j<vCPUs>. scripts/bench/vm.sh copies SRCS, the headers they include and the
+# compiler into the guest's /build and /usr; scripts/bench/whole_guest.sh runs it.
 #
 #   make -f build.mk -jN    compile every file
 #   make -f build.mk -jN warm  compile two of them (the warm-up run's build: the same

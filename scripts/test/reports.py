@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The one list of what in a kernel log fails a run: the kernel's reports and rslub's own.
 
-Used by scripts/ktap.py (make test), scripts/bench_vm.sh (every benchmark boot) and the
+Used by scripts/test/ktap.py (make test), scripts/bench/vm.sh (every benchmark boot) and the
 whole-kernel boot (through ktap.py). Every message rslub prints at pr_warn or above is
 either a report here (RSLUB) or listed in NOT_REPORTS with the reason it is not;
 ``reports.py --sources`` (make check) fails on a message in neither and on an entry whose
@@ -118,7 +118,7 @@ NOT_REPORTS = [
     ("call site is not a jmp to its trampoline", "a refused load (the kernel cannot be hooked)"),
     # A documented fallback (Documentation/backing.rst, "Direct calls"): the hook works
     # through the ftrace handler. The benchmarks, which need the direct calls, fail on it
-    # (scripts/bench_whole.sh).
+    # (scripts/bench/whole.sh).
     ("ftrace call site is not at +%d: hooked without direct calls",
      "a slower but correct fallback; the benchmarks refuse it"),
     ("the shadow caches lie below vmemmap: hooked without direct calls",
@@ -195,18 +195,19 @@ def check_sources(top):
     for path, msg in msgs:
         if not any(k in msg for k in known):
             print(f"{path}: \"{msg}\" is neither a report nor listed as not one "
-                  f"(scripts/reports.py)")
+                  f"(scripts/test/reports.py)")
             bad = 1
     for k in known:
         if not any(k in msg for _, msg in msgs):
-            print(f"scripts/reports.py: no message of rslub's contains \"{k}\" any more")
+            print(f"scripts/test/reports.py: no message of rslub's contains \"{k}\" any more")
             bad = 1
     return bad
 
 
 def main(argv):
     if argv[1:] == ["--sources"]:
-        return check_sources(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        here = os.path.dirname(os.path.abspath(__file__))
+        return check_sources(os.path.dirname(os.path.dirname(here)))
     if len(argv) < 2:
         print(__doc__)
         return 2

@@ -4,20 +4,20 @@
 # Boots the test kernel once to run the benchmark module, and writes its RESULT lines
 # (JSON, one per line) to OUT and the whole console log to OUT.log.
 #
-#   bench_vm.sh OUT PARAMS...   PARAMS: rslub_bench's parameters (suite=N)
-#   REAL=1 bench_vm.sh OUT EXPERIMENTS...
-#                               the real workloads instead (scripts/bench_real_guest.sh):
-#                               rslub.ko, hackbench and scripts/workloads/pingpong.c in
-#                               the initramfs
+#   vm.sh OUT PARAMS...         PARAMS: rslub_bench's parameters (suite=N)
+#   REAL=1 vm.sh OUT EXPERIMENTS...
+#                               the real workloads instead (scripts/bench/real_guest.sh,
+#                               with guest_init.sh): rslub.ko, hackbench and
+#                               workloads/pingpong.c in the initramfs
 #
 # Variables: CPUS (4), NODES (2), MEM_PER_NODE (MiB, 256), WALLCLOCK (1: no icount),
-# TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench_whole_guest.sh and its
-# programs), COUNT_PLUGIN (a QEMU plugin to load, scripts/qemu/count.c; its log is written
-# to OUT.count), PROFILE (1: the plugin profiles each run by symbol), KERNEL_ARGS (more
+# TIMEOUT (seconds, 900), REAL, WHOLE (with REAL=1: scripts/bench/whole_guest.sh and its
+# programs), COUNT_PLUGIN (a QEMU plugin to load, scripts/bench/qemu/count.c; its log is
+# written to OUT.count), PROFILE (1: the plugin profiles each run by symbol), KERNEL_ARGS (more
 # kernel parameters, e.g. mitigations), QEMU_CPU (QEMU's -cpu, max by default), SEED
 # (QEMU's -seed, 1: the guest's random numbers), PAD (KiB of padding at the initramfs's
 # end, 0: none; it moves where the kernel places the initramfs, and so the memory layout
-# of what follows: the spread's boots vary it, see scripts/bench_whole.sh).
+# of what follows: the spread's boots vary it, see scripts/bench/whole.sh).
 #
 # Not virtme-ng, on purpose: the guest here reads nothing from the host after boot. Its
 # whole root file system is a small initramfs (busybox, the module, an /init that loads
@@ -27,9 +27,9 @@
 # instructions the page allocator spends; without one, two boots run the same
 # instructions, so `make bench` gives the same figures twice.
 set -euo pipefail
-. "$(dirname "$0")/env.sh"
+. "$(dirname "$0")/../env.sh"
 
-out=${1:?usage: bench_vm.sh OUT PARAMS...}
+out=${1:?usage: vm.sh OUT PARAMS...}
 shift
 CPUS=${CPUS:-4}
 NODES=${NODES:-2}
@@ -105,13 +105,14 @@ if [ "${REAL:-0}" = 1 ]; then
 	# The real workloads: hackbench (Debian's rt-tests) with the libraries it links, and
 	# the TCP workloads, built static here.
 	hackbench=$(command -v hackbench) || die "hackbench not found: install rt-tests"
-	gcc -O2 -static -Wall -o "$rundir/pingpong" "$RSLUB_TOP/scripts/workloads/pingpong.c"
+	gcc -O2 -static -Wall -o "$rundir/pingpong" "$RSLUB_TOP/scripts/bench/workloads/pingpong.c"
 	{
 		if [ "${WHOLE:-0}" = 1 ]; then
-			echo "file /init $RSLUB_TOP/scripts/bench_whole_guest.sh 0755 0 0"
+			echo "file /init $RSLUB_TOP/scripts/bench/whole_guest.sh 0755 0 0"
 		else
-			echo "file /init $RSLUB_TOP/scripts/bench_real_guest.sh 0755 0 0"
+			echo "file /init $RSLUB_TOP/scripts/bench/real_guest.sh 0755 0 0"
 		fi
+		echo "file /guest_init.sh $RSLUB_TOP/scripts/bench/guest_init.sh 0644 0 0"
 		# None on classic SLUB's kernel (RSLUB_KSERIES=6.12, no Rust): alloc=kernel only.
 		[ ! -f "$moddir/rslub.ko" ] || echo "file /rslub.ko $moddir/rslub.ko 0644 0 0"
 		echo "file /bin/pingpong $rundir/pingpong 0755 0 0"
@@ -119,26 +120,27 @@ if [ "${REAL:-0}" = 1 ]; then
 		echo "file /bin/hackbench $hackbench 0755 0 0"
 	} >> "$rundir/list"
 	if [ "${WHOLE:-0}" = 1 ]; then
-		# The whole-system workloads (scripts/bench_whole_guest.sh): the marker, the
+		# The whole-system workloads (scripts/bench/whole_guest.sh): the marker, the
 		# kfree_rcu and kmem_micro modules, and the programs of WHOLE_FILES (fio, perf,
 		# build: the compiler with the build's files; all three unless set). They are
 		# most of the initramfs (fio's libraries 84 MB, perf's 40, cc1 32), which the
 		# kernel unpacks at every boot: the sweep's boots, hackbench alone, go without.
 		files=${WHOLE_FILES-fio perf build}
 		want() { case " $files " in *" $1 "*) return 0 ;; esac; return 1; }
-		gcc -O2 -static -nostdlib -o "$rundir/mark" "$RSLUB_TOP/scripts/workloads/mark.c"
-		gcc -O2 -static -Wall -o "$rundir/snapshot" "$RSLUB_TOP/scripts/workloads/snapshot.c"
+		gcc -O2 -static -nostdlib -o "$rundir/mark" "$RSLUB_TOP/scripts/bench/workloads/mark.c"
+		gcc -O2 -static -Wall -o "$rundir/snapshot" \
+			"$RSLUB_TOP/scripts/bench/workloads/snapshot.c"
 		progs=()
 		want fio && progs+=(fio)
 		want perf && progs+=(perf)
 		want build && progs+=(make gcc)
 		for p in "${progs[@]}"; do
-			command -v "$p" >/dev/null || die "$p not found (scripts/bench_whole.sh installs it)"
+			command -v "$p" >/dev/null || die "$p not found (scripts/bench/whole.sh installs it)"
 		done
 		deps=()
 		if want build; then
 			ksrc=$(readlink -f "$kdir/source" 2>/dev/null || printf '%s' "$kdir")
-			mk=$RSLUB_TOP/scripts/workloads/build.mk
+			mk=$RSLUB_TOP/scripts/bench/workloads/build.mk
 			# shellcheck disable=SC2207 # paths without spaces
 			srcs=($(make -s -f "$mk" srcs))
 			mkdir -p "$rundir/build"
@@ -234,8 +236,8 @@ else
 	[[ "$hz" =~ ^[1-9][0-9]*$ ]] || die "no CONFIG_HZ in $kdir/.config"
 	boot_args+=" lpj=$((1000000000 / hz))"
 fi
-# COUNT_PLUGIN: the instruction-counting plugin (scripts/qemu/count.c), its log beside OUT;
-# PROFILE=1: with the kernel's symbols, for its profile of each run.
+# COUNT_PLUGIN: the instruction-counting plugin (scripts/bench/qemu/count.c), its log
+# beside OUT; PROFILE=1: with the kernel's symbols, for its profile of each run.
 plugin=${COUNT_PLUGIN:-}
 # Under -icount every vCPU runs on one thread: the plugin adds without locking.
 [ "${WALLCLOCK:-0}" = 1 ] || plugin+=",single=1"
@@ -270,7 +272,7 @@ for attempt in 1 2; do
 	kill "$tailer" 2>/dev/null || true
 	sed 's/\r$//' "$rundir/console.log" > "$out.log"  # the serial console ends lines in CRLF
 	if [ "$attempt" -eq 1 ] && ! grep -q 'rslub_bench: done' "$out.log" &&
-		python3 "$RSLUB_TOP/scripts/ktap.py" --stale-int3 "$out.log"; then
+		python3 "$RSLUB_TOP/scripts/test/ktap.py" --stale-int3 "$out.log"; then
 		log "the guest oopsed on QEMU TCG's stale int3 (testing.rst; not rslub's); booting again once"
 		mv "$out.log" "$out.stale-int3.log"
 		continue
@@ -280,9 +282,9 @@ done
 [ "$rc" -ne 124 ] || die "the guest timed out after $TIMEOUT s; console in $out.log"
 [ "$rc" -eq 0 ] || die "QEMU exited with $rc: $(tail -n 3 "$rundir/qemu.log"); console in $out.log"
 grep -q 'rslub_bench: done' "$out.log" || die "the benchmarks did not finish; console in $out.log"
-# A kernel report or one of rslub's (scripts/reports.py, the list make test uses) fails the
+# A kernel report or one of rslub's (scripts/test/reports.py, the list make test uses) fails the
 # benchmark: its figures would be of a broken run.
-reports=$(python3 "$RSLUB_TOP/scripts/reports.py" "$out.log") ||
+reports=$(python3 "$RSLUB_TOP/scripts/test/reports.py" "$out.log") ||
 	die "the kernel or rslub reported a problem (console in $out.log):"$'\n'"$reports"
 sed -n 's/.*rslub_bench: RESULT //p' "$out.log" > "$out"
 [ -z "${COUNT_PLUGIN:-}" ] || cp "$rundir/count.log" "$out.count"

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench PART=headline: Documentation/results.rst alone (scripts/bench_headline.py), in
+# make bench PART=headline: Documentation/results.rst alone (scripts/bench/headline.py), in
 # six boots: the four allocators of the side-by-side tables (sheaves 7.3, classic SLUB
 # 6.12, rslub under each profile) running the headline's workloads (WORKLOADS, by default
 # those below), without their SLUB_STATS boots, and the kernel's again with QEMU's -seed 2
-# and 3 and other memory layouts for the spread (as scripts/bench_whole.sh's). Sourced by scripts/bench_whole.sh, whose boot(), out and start it
-# uses.
+# and 3 and other memory layouts for the spread (as scripts/bench/whole.sh's). Sourced by
+# scripts/bench/whole.sh, whose boot(), out and start it uses.
 hw=${WORKLOADS:-hackbench pingpong fork execve kfree_rcu micro}
 # Smaller runs than the full run's where they cost the most (perf's fork and execve, the
 # ping-pong), unless set: the figures are per unit, from the difference of two sizes.
@@ -22,5 +22,5 @@ NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned ${hw/mi
 NODES=2 SEED=2 PAD=1024 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $hw
 NODES=2 SEED=3 PAD=2560 boot "$out/n2-kernel-seed3.jsonl" alloc=kernel $hw
 log "headline benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
-python3 "$RSLUB_TOP/scripts/bench_headline.py" "$out" "$RSLUB_TOP/Documentation" \
+python3 "$RSLUB_TOP/scripts/bench/headline.py" "$out" "$RSLUB_TOP/Documentation" \
 	--command "make bench PART=headline" --seconds "$(( $(date +%s) - start ))"

@@ -4,12 +4,12 @@
 # The whole-system section of make bench (issue: the whole kernel on rslub): the seeds'
 # workloads and the 2026 sheaves regressions, on the kernel's allocator and on the whole
 # kernel served by rslub (rslub.back=all), A/B in icount boots that differ only in the
-# allocator (scripts/bench_whole_guest.sh is their /init). make bench runs it last;
+# allocator (scripts/bench/whole_guest.sh is their /init). make bench runs it last;
 # `make bench PART=whole` runs it alone. Writes Documentation/benchmarks_whole.rst and
-# Documentation/benchmarks/whole.json (scripts/bench_whole_report.py).
+# Documentation/benchmarks/whole.json (scripts/bench/whole_report.py).
 #
 # Boots (icount): the hooks' cost per call (rslub_bench suite=5); then, with the
-# instruction-counting plugin scripts/qemu/count.c and 1 GiB of memory unless said:
+# instruction-counting plugin scripts/bench/qemu/count.c and 1 GiB of memory unless said:
 #   CPUS vCPUs, 2 nodes: kernel, hooks, rslub, each running hackbench, fio, pingpong,
 #     fork, execve and kfree_rcu; rslub min_partial=5 running fio (seed 000);
 #   the kernel's again with QEMU's -seed 2 and -seed 3 and the initramfs padded (how much
@@ -32,9 +32,9 @@
 # of the side-by-side tables: make bench PART=fidelity), HEADLINE=1 (only the headline's
 # six boots: make bench PART=headline), WORKLOADS (those of the 2-node
 # boots, all by default), and the workloads' sizes (HB_GROUPS, HB_LOOPS, FIO_MIB,
-# PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: bench_whole_guest.sh).
+# PP_TRIPS, FORKS, EXECS, RCU_OBJECTS: whole_guest.sh).
 set -euo pipefail
-. "$(dirname "$0")/env.sh"
+. "$(dirname "$0")/../env.sh"
 
 CPUS=${CPUS:-4}
 # One build of rslub's modules per kernel for the whole run (scripts/modules.sh): not one
@@ -68,7 +68,7 @@ esac
 qver=$(dpkg-query -W -f='${Version}' qemu-system-x86)
 pdir=$RSLUB_TOOLS/qemu-count/${qver//[^A-Za-z0-9.+-]/_}
 plugin=$pdir/libcount.so
-if [ ! -f "$plugin" ] || [ "$plugin" -ot "$RSLUB_TOP/scripts/qemu/count.c" ]; then
+if [ ! -f "$plugin" ] || [ "$plugin" -ot "$RSLUB_TOP/scripts/bench/qemu/count.c" ]; then
 	mkdir -p "$pdir"
 	if [ ! -f "$pdir/qemu-plugin.h" ]; then
 		log "fetching qemu-plugin.h from Debian's qemu $qver source package"
@@ -83,7 +83,7 @@ if [ ! -f "$plugin" ] || [ "$plugin" -ot "$RSLUB_TOP/scripts/qemu/count.c" ]; th
 	fi
 	# shellcheck disable=SC2046 # glib's flags
 	gcc -O2 -shared -fPIC -Wall -Wno-unused-parameter -I "$pdir" $(pkg-config --cflags glib-2.0) \
-		-o "$plugin" "$RSLUB_TOP/scripts/qemu/count.c"
+		-o "$plugin" "$RSLUB_TOP/scripts/bench/qemu/count.c"
 fi
 export COUNT_PLUGIN=$plugin
 # The workloads' sizes, when set, reach the guest's /init as its environment (the kernel
@@ -112,11 +112,12 @@ RSLUB_KSERIES=6.12 VARIANT=stats "$RSLUB_TOP/scripts/kernel.sh" >/dev/null
 # MEM_PER_NODE says otherwise); a workload that failed, a kernel report, rslub's hooks
 # without their direct calls, or an rslub boot that served nothing fails the benchmark.
 boot() {
-	MEM_PER_NODE=${MEM_PER_NODE:-$((1024 / NODES))} "$RSLUB_TOP/scripts/bench_vm.sh" "$@"
+	MEM_PER_NODE=${MEM_PER_NODE:-$((1024 / NODES))} "$RSLUB_TOP/scripts/bench/vm.sh" "$@"
 	grep -q 'rslub_bench: failed 0' "$1.log" ||
 		die "a workload failed in $1.log: $(grep -m3 'failed\|fatal' "$1.log")"
-	# Reports fail the boot in bench_vm.sh (scripts/reports.py); here also what is no
-	# report but makes the figures wrong: a hook without its direct call, a refused backing.
+	# Reports fail the boot in scripts/bench/vm.sh (scripts/test/reports.py); here also what
+	# is no report but makes the figures wrong: a hook without its direct call, a refused
+	# backing.
 	local bad='hooked without direct calls|rslub: cannot'
 	! grep -qE "$bad" "$1.log" ||
 		die "rslub fell back or refused in $1.log: $(grep -m3 -E "$bad" "$1.log")"
@@ -136,16 +137,16 @@ start=$(date +%s)
 # copied there instead is replayed (the counters it prints) but fails the comparison.
 if [ "${TRACE:-0}" = 1 ]; then
 	RSLUB_KSERIES=6.12 VARIANT=stats NODES=2 boot "$out/trace-classic.jsonl" alloc=kernel hbtrace
-	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-classic.jsonl.log" \
+	python3 "$RSLUB_TOP/scripts/bench/trace_ops.py" "$out/trace-classic.jsonl.log" \
 		"$out/hackbench-6.12.ops" "$out/trace-classic.jsonl"
 	NODES=2 boot "$out/trace-7.3.jsonl" alloc=kernel hbtrace
-	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-7.3.jsonl.log" "$out/hackbench-7.3.ops"
+	python3 "$RSLUB_TOP/scripts/bench/trace_ops.py" "$out/trace-7.3.jsonl.log" "$out/hackbench-7.3.ops"
 	NODES=2 KERNEL_ARGS="${KERNEL_ARGS:+$KERNEL_ARGS }SCHED_FEATURES=NO_HRTICK" \
 		boot "$out/trace-7.3-nohrtick.jsonl" alloc=kernel hbtrace
-	python3 "$RSLUB_TOP/scripts/trace_ops.py" "$out/trace-7.3-nohrtick.jsonl.log" \
+	python3 "$RSLUB_TOP/scripts/bench/trace_ops.py" "$out/trace-7.3-nohrtick.jsonl.log" \
 		"$out/hackbench-7.3-nohrtick.ops"
-	python3 "$RSLUB_TOP/scripts/trace_ops.py" --stats "$RSLUB_TOP/tests-kunit/data/hackbench-6.12.ops" \
-		"$out"/hackbench-*.ops
+	python3 "$RSLUB_TOP/scripts/bench/trace_ops.py" --stats \
+		"$RSLUB_TOP/tests-kunit/data/hackbench-6.12.ops" "$out"/hackbench-*.ops
 	exit 0
 fi
 all=${WORKLOADS:-hackbench fio pingpong fork execve kfree_rcu micro}
@@ -180,21 +181,21 @@ fidelity() {
 		alloc=kernel hackbench pingpong
 }
 # HEADLINE=1 (make bench PART=headline): Documentation/results.rst alone, in boots of
-# its own (scripts/bench_headline.sh); the full run writes the same page from its boots
+# its own (scripts/bench/headline.sh); the full run writes the same page from its boots
 # (below).
 if [ "${HEADLINE:-0}" = 1 ]; then
-	. "$RSLUB_TOP/scripts/bench_headline.sh"
+	. "$RSLUB_TOP/scripts/bench/headline.sh"
 	exit 0
 fi
 if [ "${FIDELITY:-0}" = 1 ]; then
 	fidelity
 	log "side-by-side benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
-	python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation" --fidelity
+	python3 "$RSLUB_TOP/scripts/bench/whole_report.py" "$out" "$RSLUB_TOP/Documentation" --fidelity
 	exit 0
 fi
 # The hooks' cost per call (rslub_bench suite=5, as make bench's side-by-side boot has it):
 # no hooks, the IPMODIFY handler alone (direct=0), the direct calls, no hooks again.
-REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/bench_vm.sh" \
+REAL=0 WHOLE=0 COUNT_PLUGIN="" MEM_PER_NODE=256 NODES=2 "$RSLUB_TOP/scripts/bench/vm.sh" \
 	"$out/hook_cost.res" suite=5
 # The most telling first: the allocators side by side (the kernel's counters from the
 # VARIANT=stats boots: the report takes each kernel's counters from that boot, its
@@ -204,7 +205,7 @@ fidelity
 NODES=2 boot "$out/n2-hooks.jsonl" alloc=hooks ${all/micro/}
 NODES=2 boot "$out/n2-rslub-mp5.jsonl" alloc=rslub rslub:min_partial=5 fio
 # The build: 2 GiB in all on either topology.
-# Its boots carry the compiler alone (scripts/bench_vm.sh, WHOLE_FILES), as they compare
+# Its boots carry the compiler alone (scripts/bench/vm.sh, WHOLE_FILES), as they compare
 # with each other only.
 for n in 4 1; do
 	WHOLE_FILES=build NODES=$n MEM_PER_NODE=$((2048 / n)) boot "$out/n$n-kernel-build.jsonl" alloc=kernel build
@@ -213,7 +214,7 @@ for n in 4 1; do
 		boot "$out/n$n-build-classic.jsonl" alloc=kernel build
 done
 # The kernel's boots again, each with other random numbers (QEMU's -seed) and another
-# memory layout (PAD, scripts/bench_vm.sh: the initramfs 1 or 2.5 MiB longer moves where
+# memory layout (PAD, scripts/bench/vm.sh: the initramfs 1 or 2.5 MiB longer moves where
 # the kernel puts it, and all that comes after): how much boots of one allocator differ,
 # the scale below which a difference between allocators says nothing. A layout moved by
 # 1-2.5 MiB moved the kernel's 4-node build by 0.4-0.6%, the seed alone by 0.07% (the
@@ -248,6 +249,7 @@ if [ "${SWEEP:-1}" = 1 ]; then
 	done
 fi
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
-python3 "$RSLUB_TOP/scripts/bench_whole_report.py" "$out" "$RSLUB_TOP/Documentation"
+python3 "$RSLUB_TOP/scripts/bench/whole_report.py" "$out" "$RSLUB_TOP/Documentation"
 # The headline (Documentation/results.rst) from the same boots.
-python3 "$RSLUB_TOP/scripts/bench_headline.py" "$out" "$RSLUB_TOP/Documentation" --command "make bench"
+python3 "$RSLUB_TOP/scripts/bench/headline.py" "$out" "$RSLUB_TOP/Documentation" \
+	--command "make bench"

@@ -8,7 +8,7 @@
 #   vm.sh shell   interactive shell in the guest
 #   vm.sh coverage  which of the guest's caches rslub could back (every name checked)
 #
-# (The benchmarks boot without virtme-ng: scripts/bench_vm.sh says why.)
+# (The benchmarks boot without virtme-ng: scripts/bench/vm.sh says why.)
 #
 # Variables: BACK (run: kernel caches rslub backs while hackbench runs; default the skb caches, none for none), WHOLE (run: 1 for the whole kernel on rslub, rslub.back=all), CPUS (4), NODES (2), MEMLESS (nodes, the last ones, with CPUs and no memory;
 # 1 when NODES >= 4, else 0), MEM_PER_NODE (MiB; 256, debug 512), PARAMS (run: rslub's
@@ -21,7 +21,7 @@
 # into README.md), SUITE (test: a glob of suite names, as KUnit's filter_glob takes it;
 # only the matching suites run and count: a quick check of one change; CI runs all).
 set -euo pipefail
-. "$(dirname "$0")/env.sh"
+. "$(dirname "$0")/../env.sh"
 
 mode=${1:?usage: vm.sh test|run|shell|coverage}
 CPUS=${CPUS:-4}
@@ -97,7 +97,7 @@ if grep -q '^CONFIG_KASAN=y' "$kdir/.config"; then
 	APPEND="$APPEND hung_task_timeout_secs=400"
 fi
 # A kernel log of 16 MiB: the debug run prints more than the default 128 KiB ring holds,
-# and the guest saves its dmesg at the end (scripts/ktap.py reads it and the console).
+# and the guest saves its dmesg at the end (scripts/test/ktap.py reads it and the console).
 APPEND="log_buf_len=16M${APPEND:+ $APPEND}"
 # The host command of the layout what-if, built here: the guest compares it with the
 # module's debugfs file.
@@ -215,7 +215,7 @@ run)
 	fi
 	log "run: $where; modprobe rslub $PARAMS${BACK:+ back=$BACK}"
 	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" \
-		--exec "$RSLUB_TOP/scripts/guest.sh run $rundir $moddir '$PARAMS' '${BACK:-}'" \
+		--exec "$RSLUB_TOP/scripts/test/guest.sh run $rundir $moddir '$PARAMS' '${BACK:-}'" \
 		</dev/null 2>&1 | cat
 	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
 	exit "$(cat "$rundir/done")"
@@ -226,7 +226,7 @@ coverage)
 	install_modules "$rundir"
 	log "coverage: $where; every name in /sys/kernel/slab checked"
 	timeout "$TIMEOUT" "${vng[@]}" --rwdir "$rundir" \
-		--exec "$RSLUB_TOP/scripts/guest.sh coverage $rundir $moddir" </dev/null 2>&1 |
+		--exec "$RSLUB_TOP/scripts/test/guest.sh coverage $rundir $moddir" </dev/null 2>&1 |
 		grep -E '^(guest:|  *[0-9]+ |[A-Za-z0-9_.:-]+	)' || true
 	[ -f "$rundir/done" ] || die "the guest did not finish (crash or timeout)"
 	exit "$(cat "$rundir/done")"
@@ -236,7 +236,7 @@ test) ;;
 esac
 
 # test: the suites that must report: every #[kunit_tests(..)] in tests-kunit/, and the
-# load checks done by scripts/guest.sh.
+# load checks done by scripts/test/guest.sh.
 mapfile -t suites < <(sed -n 's/^#\[kunit_tests(\([a-z0-9_]*\))\]/\1/p' "$RSLUB_TOP"/tests-kunit/*.rs | sort -u)
 suites+=(rslub_load rslub_traffic)
 [ "$FULL" = 1 ] && suites+=(rslub_whole_kernel)
@@ -278,7 +278,7 @@ qemu_crashed() {
 # an int3 trap on a byte that memory no longer holds as int3, right after text patching,
 # with no test failed before it. Retried once, said so; any other oops is a failure.
 stale_int3() {
-	python3 "$RSLUB_TOP/scripts/ktap.py" --stale-int3 "$1"
+	python3 "$RSLUB_TOP/scripts/test/ktap.py" --stale-int3 "$1"
 }
 # An early-boot hang under TCG: the kernel stops printing during its own initialisation,
 # with QEMU's vCPU threads busy, before it runs init (seen on 2 cores with 4 vCPUs: after
@@ -315,7 +315,7 @@ while :; do
 	if [ -n "${first[*]}" ]; then
 		guest "$rundir/vng.log" --verbose --rwdir "$rundir" \
 			--append "rslub.max_order=2 slab_common.rcu_min_cached_objs=0 kunit.autorun=0" \
-			--exec "RSLUB_FULL=$FULL RSLUB_SUITES='${first[*]}' $RSLUB_TOP/scripts/guest.sh test $rundir $moddir 'stress_seconds=$STRESS full=$FULL $PARAMS' $suite_back"
+			--exec "RSLUB_FULL=$FULL RSLUB_SUITES='${first[*]}' $RSLUB_TOP/scripts/test/guest.sh test $rundir $moddir 'stress_seconds=$STRESS full=$FULL $PARAMS' $suite_back"
 		rc=$?
 	else
 		echo 0 > "$rundir/done"
@@ -329,7 +329,7 @@ while :; do
 			log "test: $where; suite rslub_whole_kernel: a boot with rslub.back=all"
 			guest "$rundir/whole/vng.log" --verbose --rwdir "$rundir/whole" \
 				--append "rslub.back=all" \
-				--exec "RSLUB_SUITES=rslub_whole_kernel $RSLUB_TOP/scripts/guest.sh whole $rundir/whole $moddir '$PARAMS'"
+				--exec "RSLUB_SUITES=rslub_whole_kernel $RSLUB_TOP/scripts/test/guest.sh whole $rundir/whole $moddir '$PARAMS'"
 			w=$?
 			# As for the first boot below: a crash of QEMU itself, or a hang before
 			# init, is retried once; the failed boot's log stays beside the new one.
@@ -390,7 +390,7 @@ if [ "$rc" -eq 200 ] || [ "${w:-0}" -eq 200 ]; then
 	log "the guest did not reach init in $BOOT_LIMIT s, twice"
 fi
 status=0
-python3 "$RSLUB_TOP/scripts/ktap.py" --kunit "$ksrc/tools/testing/kunit/kunit.py" \
+python3 "$RSLUB_TOP/scripts/test/ktap.py" --kunit "$ksrc/tools/testing/kunit/kunit.py" \
 	--where "$where${PARAMS:+, PARAMS=$PARAMS}" --rundir "$rundir" ${whole:+--rundir "$rundir/whole"} "${suites[@]}" || status=$?
 # RSLUB_VERDICTS=DIR (.ci/run): the verdict is kept there too, for `ktap.py --combine`,
 # which fails on a test that every run skipped.
@@ -411,6 +411,6 @@ if [ "$status" -ne 0 ]; then
 fi
 # UPDATE_README=1: a green run writes its count into README.md (produced, not typed).
 if [ "$status" -eq 0 ] && [ "${UPDATE_README:-0}" = 1 ]; then
-	python3 "$RSLUB_TOP/scripts/readme_count.py" "$RSLUB_TOP/README.md" "$rundir" "$where"
+	python3 "$RSLUB_TOP/scripts/test/readme_count.py" "$RSLUB_TOP/README.md" "$rundir" "$where"
 fi
 exit "$status"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The report of `make bench VARIANT=distro` (scripts/bench_distro.sh).
+"""The report of `make bench VARIANT=distro` (scripts/bench/distro.sh).
 
 Reads the two boots' records (OUT/default.jsonl, OUT/forced.jsonl) and their logs (the
 `rslub-bench: vulnerability` lines printed by the guest), prints the figures side by
 side, and writes Documentation/benchmarks/distro.json and Documentation/benchmarks_distro.rst.
 
-Usage: bench_distro_report.py OUT TOP FORCED_ARGS FORCED_CPU COMMIT KERNEL QEMU [INIT_OUT]
+Usage: distro_report.py OUT TOP FORCED_ARGS FORCED_CPU COMMIT KERNEL QEMU [INIT_OUT]
 
 INIT_OUT, if it holds a run of `make bench VARIANT=distro INIT_ON_ALLOC=1` (both boots
 with init_on_alloc as the distribution boots), adds that run's per-boot ratios.
@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import report_commit, table  # noqa: E402
+from common import heading, page_title, ratio, records, report_commit, table  # noqa: E402
 
 BOOTS = ("default", "forced")
 # The mitigations whose state the report quotes (the others are the same in both boots
@@ -32,7 +32,7 @@ def load(out, name):
         m = re.search(r"rslub-bench: vulnerability (\S+): (.*)", line)
         if m:
             vuln[m.group(1)] = m.group(2).strip()
-    rows = [json.loads(l) for l in open(f"{out}/{name}.jsonl") if l.strip()]
+    rows = list(records(f"{out}/{name}.jsonl"))
     return {"vulnerabilities": vuln, "rows": rows}
 
 
@@ -85,9 +85,9 @@ def main():
     body = []
     for r, f in side_by_side(boots):
         body.append([label(r), r["size"], f"{r['rslub']:.2f}", f"{r['kernel']:.2f}",
-                     f"{r['rslub'] / r['kernel']:.2f}", f"{f['rslub']:.2f}", f"{f['kernel']:.2f}",
-                     f"{f['rslub'] / f['kernel']:.2f}",
-                     f"{f['rslub'] / r['rslub']:.2f}", f"{f['kernel'] / r['kernel']:.2f}"])
+                     ratio(r['rslub'], r['kernel']), f"{f['rslub']:.2f}", f"{f['kernel']:.2f}",
+                     ratio(f['rslub'], f['kernel']),
+                     ratio(f['rslub'], r['rslub']), ratio(f['kernel'], r['kernel'])])
     header = ["experiment", "size", "rslub", "kernel", "ratio", "rslub (forced)",
               "kernel (forced)", "ratio (forced)", "rslub forced/default",
               "kernel forced/default"]
@@ -125,11 +125,8 @@ def main():
 
     day = datetime.date.today().isoformat()
     doc = [
-        ".. SPDX-License-Identifier: GPL-2.0\n",
-        "==========================================",
-        "Benchmarks on the distribution-like kernel",
-        "==========================================\n",
-        "Written by ``make bench VARIANT=distro`` (``scripts/bench_distro.sh``); do not edit the",
+        page_title("Benchmarks on the distribution-like kernel"),
+        "Written by ``make bench VARIANT=distro`` (``scripts/bench/distro.sh``); do not edit the",
         "figures. The side-by-side tables of :doc:`benchmarks` (the same module, ``suite=0``) on",
         "the ``VARIANT=distro`` kernel (:doc:`testing`: IBT, retpolines, return thunks, call",
         "thunks and call depth tracking compiled in, memcg, the slab hardening options), under",
@@ -175,8 +172,7 @@ def main():
         "therefore what the CPU model and the mitigations together changed; rows without",
         "``memset``/``memcpy`` in their path (the pairs, ``fast_alloc``, ``fast_free``) show",
         "the mitigations alone.\n",
-        "Side by side, both boots",
-        "========================\n",
+        heading("Side by side, both boots"),
         "Instructions per operation; ``ratio`` is rslub / kernel, and the last two columns",
         "what the forced boot (its CPU model and mitigations) multiplied each allocator's",
         "figure by.\n",
@@ -184,8 +180,7 @@ def main():
     ]
     if hook_body:
         doc += [
-            "The backing hooks",
-            "=================\n",
+            heading("The backing hooks"),
             "A kernel cache that is not backed, while another one is (so ftrace sends its",
             "calls through rslub's handler): instructions per operation without the hooks and",
             "with them, in each boot.\n",
@@ -195,8 +190,7 @@ def main():
     if init:
         ib = side_by_side(init)
         doc += [
-            "As the distribution boots: ``init_on_alloc=1``",
-            "==============================================\n",
+            heading("As the distribution boots: ``init_on_alloc=1``"),
             f"``make bench VARIANT=distro INIT_ON_ALLOC=1`` on commit {init_commit}"
             f" ({init_day}): the same two boots",
             "with every object zeroed when allocated. rslub / kernel in each boot; the zeroing",
@@ -205,8 +199,8 @@ def main():
             table(["experiment", "size", "rslub", "kernel", "ratio", "rslub (forced)",
                    "kernel (forced)", "ratio (forced)"],
                   [[label(r), r["size"], f"{r['rslub']:.2f}", f"{r['kernel']:.2f}",
-                    f"{r['rslub'] / r['kernel']:.2f}", f"{f['rslub']:.2f}",
-                    f"{f['kernel']:.2f}", f"{f['rslub'] / f['kernel']:.2f}"]
+                    ratio(r['rslub'], r['kernel']), f"{f['rslub']:.2f}",
+                    f"{f['kernel']:.2f}", ratio(f['rslub'], f['kernel'])]
                    for r, f in ib]),
         ]
     rst = os.path.join(top, "Documentation", "benchmarks_distro.rst")

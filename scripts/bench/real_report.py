@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """The "Real workloads" section of Documentation/benchmarks.rst, from the RESULT lines of
-scripts/bench_real_guest.sh (one JSON-lines file per boot: real_cpus4.jsonl,
+scripts/bench/real_guest.sh (one JSON-lines file per boot: real_cpus4.jsonl,
 real_cpus2.jsonl, real_cpus1.jsonl for the icount boots, realwall*.jsonl for the wall-clock
-ones), loaded by scripts/bench_report.py, which imports this.
+ones), loaded by scripts/bench/side_report.py, which imports this.
 """
 
-from bench_common import table
+from common import ALLOC, counter, heading, pct, range_cells, table
 
 SKB = ["skbuff_head_cache", "skbuff_fclone_cache", "skbuff_small_head"]
 
@@ -14,25 +14,14 @@ def caches(r):
     return [r[c] for c in SKB if c in r]
 
 
-# The `stats` file lists counters under their file names, SLUB's where SLUB had them;
-# records written before that have rslub's short names.
-FILE_NAMES = {"alloc_fast": "alloc_fastpath", "alloc_slow": "alloc_slowpath",
-              "free_fast": "free_fastpath", "free_slow": "free_slowpath",
-              "node_mismatch": "alloc_node_mismatch", "new_slab": "alloc_slab",
-              "slab_freed": "free_slab"}
-
-
 def total(r, *stats):
-    return sum(c.get(FILE_NAMES.get(s, s), c.get(s, 0)) for c in caches(r) for s in stats)
-
-
-def pct(a, b):
-    return f"{100.0 * a / b:.1f}" if b else "-"
+    """rslub's counters @stats summed over the skb caches (0 where a cache lacks one)."""
+    return sum(counter(c, s, 0) for c in caches(r) for s in stats)
 
 
 def label(r):
     if r["variant"] != "rslub":
-        return {"kernel": "kernel (SLUB with sheaves)", "hooks": "kernel + rslub's hooks"}[r["variant"]]
+        return ALLOC[r["variant"]]
     parts = [f"{k}={r[k]}" for k in ("max_order", "min_objects", "min_partial") if k in r]
     return "rslub " + (" ".join(parts) if parts else "(defaults)")
 
@@ -51,9 +40,9 @@ def seed001(recs, doc):
             per = r["ns"] / r["messages"]
             row = [label(r), f"{per:.0f}", f"{per / base:.3f}"]
             if r["variant"] == "rslub":
-                ops = total(r, "alloc_fast", "alloc_slow", "free_fast", "free_slow")
+                ops = total(r, "alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath")
                 h = r.get("skbuff_head_cache", {})
-                row += [pct(total(r, "alloc_slow", "free_slow"), ops),
+                row += [pct(total(r, "alloc_slowpath", "free_slowpath"), ops),
                         f"{1000.0 * total(r, 'node_lock') / r['messages']:.0f}",
                         f"{1000.0 * total(r, 'node_lock_contended') / r['messages']:.1f}",
                         f"{h.get('order', '-')}/{h.get('objects_per_slab', '-')}"]
@@ -86,10 +75,10 @@ def seed002(recs, doc):
             per = r["ns"] / r["round_trips"]
             row = [defer, label(r), f"{per:.0f}", f"{per / base:.3f}" if base else "-"]
             if r["variant"] == "rslub":
-                a = total(r, "alloc_fast", "alloc_slow")
-                f = total(r, "free_fast", "free_slow")
-                row += [pct(total(r, "alloc_fast"), a), pct(total(r, "free_fast"), f),
-                        str(total(r, "free_slow")), str(total(r, "node_mismatch"))]
+                a = total(r, "alloc_fastpath", "alloc_slowpath")
+                f = total(r, "free_fastpath", "free_slowpath")
+                row += [pct(total(r, "alloc_fastpath"), a), pct(total(r, "free_fastpath"), f),
+                        str(total(r, "free_slowpath")), str(total(r, "alloc_node_mismatch"))]
             else:
                 row += ["-", "-", "-", "-"]
             body.append(row)
@@ -114,7 +103,7 @@ def seed000(recs, doc):
         if r["variant"] == "rslub":
             held = sum(c["slabs"] * (4 << c["order"]) for c in caches(r))
             mp = "/".join(str(c.get("min_partial_now", "-")) for c in caches(r))
-            row += [mp, str(total(r, "new_slab") + total(r, "slab_freed")),
+            row += [mp, str(total(r, "alloc_slab") + total(r, "free_slab")),
                     str(total(r, "slabs")), str(held)]
         else:
             row += ["-", "-", "-", "-"]
@@ -134,28 +123,26 @@ def wall(recs, doc):
         k = [r["ns"] for r in b if r["variant"] == "kernel"]
         s = [r["ns"] for r in b if r["variant"] == "rslub"]
         ratios += [x / y for x, y in zip(s, k)]
-    ratios.sort()
     r0 = rs[0]
     doc.append(f"hackbench as above (rslub with its defaults), wall-clock time under multi-threaded\n"
                f"TCG, {r0['cpus']} vCPUs: rslub's time over the kernel's, each rslub run against\n"
                f"the kernel run just before it, {len(ratios)} pairs in "
                f"{len({r['boot'] for r in rs})} boots.\n")
     doc.append(table(["ratio min", "ratio median", "ratio max", "pairs"],
-                     [[f"{ratios[0]:.2f}", f"{ratios[len(ratios) // 2]:.2f}",
-                       f"{ratios[-1]:.2f}", len(ratios)]]))
+                     [range_cells(ratios)]))
 
 
 def section(recs, hook_line):
-    """The section's reStructuredText, from the records of bench_common.load()."""
+    """The section's reStructuredText, from the records of common.load()."""
     icount = [r for r in recs if not r["boot"].startswith("realwall")]
-    doc = ["Real workloads\n==============\n"]
+    doc = [heading("Real workloads")]
     doc.append(
         "The seed threads' workloads, run in the guest on the kernel's allocator and on rslub\n"
         "backing ``skbuff_head_cache``, ``skbuff_fclone_cache`` and ``skbuff_small_head``\n"
         "(Documentation/backing.rst), A/B in one boot: the allocator behind those caches is\n"
-        "the only difference. ``scripts/bench_real_guest.sh`` is the guest's ``/init``; its\n"
+        "the only difference. ``scripts/bench/real_guest.sh`` is the guest's ``/init``; its\n"
         "user space is busybox, Debian's ``hackbench`` (rt-tests) and\n"
-        "``scripts/workloads/pingpong.c`` (a TCP ping-pong in the manner of sockperf and a\n"
+        "``scripts/bench/workloads/pingpong.c`` (a TCP ping-pong in the manner of sockperf and a\n"
         "TCP stream in the manner of iperf3, both checking every byte), all in the initramfs,\n"
         "so the icount boots are deterministic as above. Figures are guest-clock nanoseconds per\n"
         "unit of work under ``-icount shift=0`` (the clock advances one nanosecond per\n"
@@ -166,15 +153,14 @@ def section(recs, hook_line):
         "hooks* has rslub loaded backing only ``names_cache``, which these workloads do not\n"
         "allocate from: the hooks' own cost on the workload. rslub's columns sum its counters\n"
         "over the three caches. A warm-up run precedes each experiment and is not shown.\n"
-        "Checked once by hand: two boots of ``REAL=1 CPUS=1 NODES=1 scripts/bench_vm.sh OUT\n"
+        "Checked once by hand: two boots of ``REAL=1 CPUS=1 NODES=1 scripts/bench/vm.sh OUT\n"
         "seed001`` gave the same 19 figures to the instruction.\n"
         "The whole kernel on rslub (kmalloc and every cache it can serve, ``back=all``) against\n"
         "the kernel's allocator, with fio, perf's fork and execve, kfree_rcu and a build besides:\n"
         ":doc:`benchmarks_whole`.\n"
     )
     doc.append(hook_line + "\n")
-    doc.append("Seed 001: hackbench, max_order x min_objects\n"
-               "--------------------------------------------\n")
+    doc.append(heading("Seed 001: hackbench, max_order x min_objects", "-"))
     doc.append(
         "``hackbench -g 2 -l 100`` (unix sockets, 100-byte messages: each message is an skb\n"
         "from ``skbuff_head_cache`` and a head from ``skbuff_small_head``), for ``max_order``\n"
@@ -183,8 +169,7 @@ def section(recs, hook_line):
         "acquisitions, and *waits* those that found another CPU holding the lock.\n"
     )
     seed001(icount, doc)
-    doc.append("Seed 002: TCP ping-pong across nodes\n"
-               "------------------------------------\n")
+    doc.append(heading("Seed 002: TCP ping-pong across nodes", "-"))
     doc.append(
         "Request/response over TCP loopback between a CPU of the first node and one of the\n"
         "last. With the kernel's deferred skb frees (``net.core.skb_defer_max``, on by\n"
@@ -193,8 +178,7 @@ def section(recs, hook_line):
         "node: rslub's remote frees.\n"
     )
     seed002(icount, doc)
-    doc.append("Seed 000: TCP streaming, min_partial 5 against the dynamic rule\n"
-               "---------------------------------------------------------------\n")
+    doc.append(heading("Seed 000: TCP streaming, min_partial 5 against the dynamic rule", "-"))
     doc.append(
         "A TCP stream over loopback in 64 KiB writes. The payload travels in page fragments,\n"
         "and kmalloc caches cannot be backed (Documentation/backing.rst): rslub serves the\n"
@@ -203,7 +187,6 @@ def section(recs, hook_line):
         "slabs the three caches keep once the stream is over (nearly all empty).\n"
     )
     seed000(icount, doc)
-    doc.append("Wall clock (secondary)\n"
-               "----------------------\n")
+    doc.append(heading("Wall clock (secondary)", "-"))
     wall(recs, doc)
     return "\n".join(doc)

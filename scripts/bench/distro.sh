@@ -8,10 +8,10 @@
 # a CPU model that needs them (Skylake: retpolines, and call depth tracking for
 # retbleed, "stuff"). Each boot prints which mitigations are live
 # (/sys/devices/system/cpu/vulnerabilities); the report prints both boots' figures and
-# their ratio (scripts/bench_distro_report.py), and writes Documentation/benchmarks/distro.json
-# and Documentation/benchmarks_distro.rst.
+# their ratio (scripts/bench/distro_report.py), and writes
+# Documentation/benchmarks/distro.json and Documentation/benchmarks_distro.rst.
 set -euo pipefail
-. "$(dirname "$0")/env.sh"
+. "$(dirname "$0")/../env.sh"
 # One build of rslub's modules per kernel for the whole run (scripts/modules.sh): not one
 # a boot.
 export RSLUB_BUILD_ONCE=${RSLUB_BUILD_ONCE:-bench.$$.$(date +%s)}
@@ -35,12 +35,12 @@ mkdir -p "$out"
 commit=$(git -C "$RSLUB_TOP" rev-parse --short HEAD)
 git -C "$RSLUB_TOP" diff --quiet HEAD -- rust bench include || commit="$commit plus uncommitted changes"
 printf '%s\n' "$commit" "$(date -u +%F)" "${common:-as booted}" > "$out/meta"
-vm=$RSLUB_TOP/scripts/bench_vm.sh
+vm=$RSLUB_TOP/scripts/bench/vm.sh
 forced=${FORCED:-spectre_v2=retpoline,generic retbleed=stuff}
 forced_cpu=${FORCED_CPU:-Skylake-Client-v4}
 KERNEL_ARGS="$common" "$vm" "$out/default.jsonl" suite=0
 QEMU_CPU=$forced_cpu KERNEL_ARGS="$forced${common:+ $common}" "$vm" "$out/forced.jsonl" suite=0
 [ "${INIT_ON_ALLOC:-0}" = 0 ] || { log "bench: written $out; make bench VARIANT=distro reports it"; exit 0; }
 kernel=$(basename "$("$RSLUB_TOP/scripts/kernel.sh")")
-python3 "$RSLUB_TOP/scripts/bench_distro_report.py" "$out" "$RSLUB_TOP" "$forced" "$forced_cpu" \
+python3 "$RSLUB_TOP/scripts/bench/distro_report.py" "$out" "$RSLUB_TOP" "$forced" "$forced_cpu" \
 	"$commit" "$kernel" "$(qemu-system-x86_64 --version | head -1)" "$RSLUB_CACHE/bench-distro-init"

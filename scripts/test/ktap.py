@@ -5,7 +5,7 @@
 Reads RUNDIR/ktap/<suite> of each boot's RUNDIR (each a KTAP document with one suite, as
 KUnit's debugfs writes it), joins them into one KTAP document, parses it with the kernel's own
 tools/testing/kunit/kunit.py, scans the guest's kernel log and console for reports (the one list in
-scripts/reports.py: the kernel's oopses, BUGs, warnings, sanitizers, lockdep, stalls and
+scripts/test/reports.py: the kernel's oopses, BUGs, warnings, sanitizers, lockdep, stalls and
 hangs, and rslub's own), and
 prints a summary per suite and then the line "N passed, N failed". Exits non-zero on any failed test, a suite that did
 not report, a kernel report, a guest that did not finish, or zero tests run.
@@ -19,14 +19,14 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reports import report_lines  # noqa: E402 (the one list of reports: scripts/reports.py)
+from reports import report_lines  # noqa: E402 (the one list of reports: scripts/test/reports.py)
 
 CHECKS_BEGIN = "rslub-test: checks begin"
 
 
 def log_reports(path):
     """The report lines of a kernel log from the line where the checks began (the boot
-    before it is not under test; scripts/guest.sh marks it), or None if there is no log."""
+    before it is not under test; scripts/test/guest.sh marks it), or None if there is no log."""
     if not os.path.exists(path):
         return None
     with open(path, errors="replace") as f:

@@ -14,40 +14,41 @@ import re
 import subprocess
 import sys
 
-from bench_common import REPORT_SCRIPTS
+from common import REPORT_SCRIPTS
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # What every page measures: the allocator, its modules and the kernels they run on.
 CODE = ["rust", "bench", "include", "Kbuild", "scripts/kconfig/base.config",
-        "scripts/bench_vm.sh", "scripts/qemu", "scripts/workloads"]
+        "scripts/bench/vm.sh", "scripts/bench/qemu", "scripts/bench/workloads"]
 # Each page's own scripts (its driver, guest and report) and kernels. A page that names the
 # commit its report ran at ("report at commit abc1234") is held to that commit for its report
 # script (a report can be run again on a run's records), to the measured one for the rest.
-REPORTS = set(REPORT_SCRIPTS) | {"scripts/bench_headline.py"}
+REPORTS = set(REPORT_SCRIPTS) | {"scripts/bench/headline.py"}
 PAGES = {
-    "benchmarks.rst": ["scripts/bench.sh", "scripts/bench_report.py", "scripts/bench_common.py",
-                       "scripts/bench_real_guest.sh", "scripts/bench_real_report.py"],
-    "benchmarks_whole.rst": ["scripts/bench_whole.sh", "scripts/bench_whole_guest.sh",
-                             "scripts/bench_common.py",
-                             "scripts/bench_whole_report.py", "scripts/kconfig/stats.config",
+    "benchmarks.rst": ["scripts/bench/bench.sh", "scripts/bench/side_report.py",
+                       "scripts/bench/common.py", "scripts/bench/real_guest.sh",
+                       "scripts/bench/guest_init.sh", "scripts/bench/real_report.py"],
+    "benchmarks_whole.rst": ["scripts/bench/whole.sh", "scripts/bench/whole_guest.sh",
+                             "scripts/bench/guest_init.sh", "scripts/bench/common.py",
+                             "scripts/bench/whole_report.py", "scripts/kconfig/stats.config",
                              "scripts/kconfig/classic.config"],
-    "benchmarks_fidelity.rst": ["scripts/bench_whole.sh", "scripts/bench_whole_guest.sh",
-                                "scripts/bench_common.py",
-                                "scripts/bench_whole_report.py",
+    "benchmarks_fidelity.rst": ["scripts/bench/whole.sh", "scripts/bench/whole_guest.sh",
+                                "scripts/bench/guest_init.sh", "scripts/bench/common.py",
+                                "scripts/bench/whole_report.py",
                                 "scripts/kconfig/stats.config",
                                 "scripts/kconfig/classic.config"],
-    "results.rst": ["scripts/bench_headline.py", "scripts/bench_whole.sh",
-                    "scripts/bench_whole_guest.sh", "scripts/bench_whole_report.py",
-                    "scripts/bench_report.py", "scripts/bench_common.py",
+    "results.rst": ["scripts/bench/headline.py", "scripts/bench/whole.sh",
+                    "scripts/bench/whole_guest.sh", "scripts/bench/guest_init.sh",
+                    "scripts/bench/common.py",
                     "scripts/kconfig/classic.config"],
-    "benchmarks_distro.rst": ["scripts/bench_distro.sh", "scripts/bench_distro_report.py",
-                              "scripts/bench_common.py",
+    "benchmarks_distro.rst": ["scripts/bench/distro.sh", "scripts/bench/distro_report.py",
+                              "scripts/bench/common.py",
                               "scripts/kconfig/distro.config"],
 }
 # Scripts a page depends on only when the command it names wrote it: results.rst's own
-# boots (make bench PART=headline) are bench_headline.sh's; the full run's are bench_whole.sh's.
-BY_COMMAND = {"results.rst": ("PART=headline", ["scripts/bench_headline.sh"])}
+# boots (make bench PART=headline) are headline.sh's; the full run's are whole.sh's.
+BY_COMMAND = {"results.rst": ("PART=headline", ["scripts/bench/headline.sh"])}
 MEASURED = re.compile(r"(?<!report at )\bcommit ([0-9a-f]{7,40})\b")
 REPORTED = re.compile(r"\breport at commit ([0-9a-f]{7,40})\b(?! \(with uncommitted)")
 

@@ -2,12 +2,12 @@
 /*
  * count: a QEMU TCG plugin that counts the instructions the guest executes, all vCPUs
  * together, and those of them at kernel addresses apart, and prints both totals each
- * time the guest executes the marker instruction (scripts/workloads/mark.c):
+ * time the guest executes the marker instruction (scripts/bench/workloads/mark.c):
  *
  *   mark N insns TOTAL kernel KERNEL
  *
  * on QEMU's log (-d plugin -D FILE). make bench's whole-system section
- * (scripts/bench_whole.sh) takes instructions per unit of work from the difference of two
+ * (scripts/bench/whole.sh) takes instructions per unit of work from the difference of two
  * marks. Under -icount the guest clock counts instructions too, but when every vCPU is
  * idle it jumps to the next timer's deadline (sleep=off), so a guest-clock difference
  * also holds the idle time of a workload that waits (grace periods, sleeps, timers);
@@ -38,7 +38,7 @@
  * is) has its profile in mark N's lines. Blocks rarely cross a symbol's end (a fall-
  * through into the next function), so a symbol's count is its own to a few instructions.
  *
- * Built by scripts/bench_whole.sh against qemu-plugin.h of the QEMU that runs it
+ * Built by scripts/bench/whole.sh against qemu-plugin.h of the QEMU that runs it
  * (Debian's source package of that version) and glib's headers.
  */
 #include <inttypes.h>
@@ -136,7 +136,7 @@ static bool load_map(const char *path)
 
 /*
  * The entry of a block at @pc past _end: its own, made at its first translation (under
- * -icount, on the one thread that runs every vCPU: scripts/bench_vm.sh allows no
+ * -icount, on the one thread that runs every vCPU: scripts/bench/vm.sh allows no
  * profile without it).
  */
 static size_t module_block(uint64_t pc)
@@ -240,7 +240,7 @@ static void on_block(unsigned int vcpu, void *udata)
 
 /*
  * The same with plain adds, where every vCPU runs on one thread (single=1: -icount,
- * which scripts/bench_vm.sh says): a locked add a block costs a boot about a third of
+ * which scripts/bench/vm.sh says): a locked add a block costs a boot about a third of
  * its host time.
  */
 static void on_block_single(unsigned int vcpu, void *udata)

@@ -3,7 +3,7 @@
 """Writes the test count of a finished `make test` run into README.md.
 
 The README's count is produced, not typed: `make test UPDATE_README=1` runs this after a
-run with no failure. It reads RUNDIR/verdict.json (written by scripts/ktap.py) and
+run with no failure. It reads RUNDIR/verdict.json (written by scripts/test/ktap.py) and
 replaces the text between the markers `<!-- test-count -->` and `<!-- /test-count -->`.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs inside the test guest (started by scripts/vm.sh), as root.
+# Runs inside the test guest (started by scripts/test/vm.sh), as root.
 #
 #   guest.sh test RUNDIR MODDIR KPARAMS BACK
 #                                       load checks (as KTAP suite rslub_load), then the
@@ -23,7 +23,7 @@
 # RSLUB_SUITES (test): the suites to run, space-separated (vm.sh's SUITE); all if unset.
 set -uo pipefail
 mode=$1 rundir=$2 moddir=$3 params=${4:-} back=${5:-}
-scripts=$(cd "$(dirname "$0")" && pwd)
+scripts=$(cd "$(dirname "$0")/.." && pwd)
 
 # whole (and run with back=all, make run WHOLE=1): rslub is loaded by the guest's first
 # command, with back=all from the kernel command line (rslub.back=all, which modprobe
@@ -64,7 +64,7 @@ mark_log() { log_mark="rslub-guest-mark-$RANDOM$RANDOM"; echo "$log_mark" > /dev
 new_log() { dmesg | sed -n "/$log_mark\$/,\$p" | tail -n +2; }
 
 # modprobe finds the modules in RUNDIR/modtree, where the host installed them with
-# `make modules_install INSTALL_MOD_PATH=RUNDIR/modtree` (scripts/vm.sh).
+# `make modules_install INSTALL_MOD_PATH=RUNDIR/modtree` (scripts/test/vm.sh).
 
 # unback_and_drain FILE NAMES [ROUNDS]: unbacks each cache of the comma-separated NAMES
 # through the back file FILE, then asks it to destroy drained caches until none is left
@@ -103,22 +103,31 @@ kick() {
 	done
 }
 
-# run_backed: with rslub backing $back, hackbench (4 groups of 10 senders and 10
-# receivers over unix sockets, 1000 messages each), then per cache what rslub served,
-# then unbacking, draining and rmmod.
-run_backed() {
-	local d=/sys/kernel/debug/rslub n
-	echo "guest: hackbench -g 4 -l 1000 with rslub backing $back, and over its run the"
-	echo "guest: activity view of scripts/slabinfo (-D), busiest first (-A):"
+# hackbench_views RUN VIEW BACK TABLE (make run): hackbench (4 groups of 10 senders and
+# 10 receivers over unix sockets, 1000 messages each) under the activity view of
+# scripts/slabinfo, then rslub's back file, then the kernel's own slabinfo
+# (tools/mm/slabinfo) on rslub's tree: the table of rslub's caches; each announced by
+# its lines (RUN and VIEW the first two).
+hackbench_views() {
+	echo "guest: $1"
+	echo "guest: $2"
 	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --command "hackbench -g 4 -l 1000" \
 		-AD 2>&1 | sed 's/^/  /'
 	[ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-	echo "guest: rslub's backed caches (alloc/free: objects served by rslub):"
-	sed 's/^/  /' "$d/back"
-	# The kernel's own slabinfo (tools/mm/slabinfo) on rslub's tree: the table of
-	# rslub's caches, then the report of the first backed cache.
-	echo "guest: scripts/slabinfo (tools/mm/slabinfo of the test kernel):"
+	echo "guest: $3"
+	sed 's/^/  /' /sys/kernel/debug/rslub/back
+	echo "guest: $4"
 	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" | sed 's/^/  /' || return 1
+}
+
+# run_backed: with rslub backing $back, hackbench_views, then the report of the first
+# backed cache, then unbacking, draining and rmmod.
+run_backed() {
+	local d=/sys/kernel/debug/rslub n
+	hackbench_views "hackbench -g 4 -l 1000 with rslub backing $back, and over its run the" \
+		"activity view of scripts/slabinfo (-D), busiest first (-A):" \
+		"rslub's backed caches (alloc/free: objects served by rslub):" \
+		"scripts/slabinfo (tools/mm/slabinfo of the test kernel):" || return 1
 	echo "guest: scripts/slabinfo -r ${back%%,*}:"
 	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" -r "${back%%,*}" | sed 's/^/  /' ||
 		return 1
@@ -127,20 +136,15 @@ run_backed() {
 }
 
 # run_whole (make run WHOLE=1): rslub serves the whole kernel since the first command;
-# hackbench, with the activity view of slabinfo over its run, then what rslub serves:
-# the kmalloc classes and every other cache, with their counts.
+# hackbench_views, then what rslub serves: the kmalloc classes and every other cache,
+# with their counts.
 run_whole() {
 	local d=/sys/kernel/debug/rslub
 	dmesg | grep -E 'rslub: (back=all|loaded)' | sed 's/^/guest: /'
-	echo "guest: hackbench -g 4 -l 1000 on the whole kernel served by rslub, and over its run"
-	echo "guest: the activity view of scripts/slabinfo (-D), busiest first (-A):"
-	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" --command "hackbench -g 4 -l 1000" \
-		-AD 2>&1 | sed 's/^/  /'
-	[ "${PIPESTATUS[0]}" -eq 0 ] || return 1
-	echo "guest: what rslub serves ($d/back: alloc/free are objects served by rslub):"
-	sed 's/^/  /' "$d/back"
-	echo "guest: scripts/slabinfo (tools/mm/slabinfo of the test kernel) on rslub's caches:"
-	RSLUB_SLABINFO=$moddir/slabinfo "$scripts/slabinfo" | sed 's/^/  /' || return 1
+	hackbench_views "hackbench -g 4 -l 1000 on the whole kernel served by rslub, and over its run" \
+		"the activity view of scripts/slabinfo (-D), busiest first (-A):" \
+		"what rslub serves ($d/back: alloc/free are objects served by rslub):" \
+		"scripts/slabinfo (tools/mm/slabinfo of the test kernel) on rslub's caches:" || return 1
 	echo "guest: $(grep -c ' kmalloc alloc ' "$d/back") kmalloc classes and $(grep -c ' backed alloc ' "$d/back") other caches served, $(grep -c ' refused: ' "$d/back") refused"
 }
 
@@ -154,7 +158,7 @@ if [ "$mode" = coverage ]; then
 	insmod "$moddir/rslub.ko" || { echo 1 > "$rundir/done"; exit 0; }
 	ip link set lo up 2>/dev/null
 	rm -f "$stop"
-	python3 "$scripts/traffic.py" "$stop" tcp unix > /dev/null 2>&1 &
+	python3 "$scripts/test/traffic.py" "$stop" tcp unix > /dev/null 2>&1 &
 	# Processes (task, mm, vma, signal, file caches), lookups and reads of /proc.
 	(while [ ! -e "$stop" ]; do /bin/true; done) &
 	(while [ ! -e "$stop" ]; do cat /proc/self/status /proc/meminfo > /dev/null; ls /proc /sys > /dev/null; done) &
@@ -216,7 +220,7 @@ fi
 mkdir -p "$rundir/ktap"
 # wanted SUITE: whether SUITE is to run.
 wanted() { [ -z "${RSLUB_SUITES+x}" ] || [[ " $RSLUB_SUITES " == *" $1 "* ]]; }
-# scripts/ktap.py scans the kernel log for reports from this line on: the boot is not
+# scripts/test/ktap.py scans the kernel log for reports from this line on: the boot is not
 # under test.
 kmemleak_baseline
 echo "rslub-test: checks begin" > /dev/kmsg
@@ -473,7 +477,7 @@ failed_load_leaves_no_hook() {
 	[ -n "$slow_variants" ] && refused+=("$first,rslub_no_such_cache")
 	rm -f "$stop"
 	rm -f "$stop.ready"
-	python3 "$scripts/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
+	python3 "$scripts/test/traffic.py" "$stop" tcp > "$rundir/traffic-failed-load.out" 2>&1 &
 	local t=$!
 	# Until the first message came back (python starts slowly on the debug kernel).
 	local i
@@ -593,7 +597,7 @@ fi
 
 if [ "$mode" = test ]; then
 # --- the KUnit module: its suites run while it loads, with the caches $back backed by it
-# while TCP and unix-socket traffic flows over loopback (scripts/traffic.py); then the
+# while TCP and unix-socket traffic flows over loopback (scripts/test/traffic.py); then the
 # checks of suite rslub_traffic: rslub served those caches during the suites, every
 # message came back intact, and unbacking, draining and rmmod leave nothing behind.
 d=/sys/kernel/debug/rslub_kunit/back stop=$rundir/stop-traffic
@@ -621,10 +625,10 @@ mark_log
 # shellcheck disable=SC2086 # a list of name=value words
 insmod "$moddir/rslub_kunit.ko" $params ${back:+back=$back} ||
 	echo "guest: insmod rslub_kunit.ko failed" >> "$rundir/guest.log"
-# The boot has kunit.autorun=0 (scripts/vm.sh): loading the module registers its suites
+# The boot has kunit.autorun=0 (scripts/test/vm.sh): loading the module registers its suites
 # (those kunit.filter_glob lets through) and runs none; each runs here when its debugfs
 # `run` file is written, in this order: every suite by name, then rslub_sanitize, whose
-# first KASAN report turns lockdep off for the rest of the boot (scripts/reports.py fails
+# first KASAN report turns lockdep off for the rest of the boot (scripts/test/reports.py fails
 # on that anywhere else). Each suite's results are copied once it has run.
 suites_in_order() {
 	local dir s

@@ -1,276 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0
 """Documentation/benchmarks_whole.rst and Documentation/benchmarks/whole.json, from the
-boots of scripts/bench_whole.sh: RESULT lines (OUT.jsonl), the counting plugin's marks
+boots of scripts/bench/whole.sh: RESULT lines (OUT.jsonl), the counting plugin's marks
 (OUT.jsonl.count) and the console (OUT.jsonl.log).
 
-    bench_whole_report.py RUNDIR DOCDIR
+    whole_report.py RUNDIR DOCDIR
 """
 
-import bisect
-import glob
 import json
 import os
 import re
-import subprocess
 import sys
 
-from bench_common import report_commit, table
-
-# Each workload: its unit of work, and what a run does (from one of its records).
-WORK = {
-    "hackbench": ("message", lambda r: f"``hackbench -g {r['groups']} -l {r['loops']}``: unix "
-                  f"sockets, 100-byte messages, {r['units']} messages a run (seed 001)"),
-    "fio": ("4 KiB block", lambda r: "fio's ``net`` engine over TCP loopback, a receiver and "
-            f"a sender of 4 KiB blocks, {r['units'] // 256} MiB and {r['units'] // 128} MiB (the "
-            "shape of fio's ``examples/netio``, seed 000)"
-            + (f", the sender on CPU {r['sender_cpu']} (node 0) and the receiver on CPU "
-               f"{r['receiver_cpu']} (the last node)" if "sender_cpu" in r else "")),
-    "pingpong": ("round trip", lambda r: "TCP request/response of 64 bytes between CPU "
-                 f"{r['client_cpu']} (node 0) and CPU {r['server_cpu']} (the last node), "
-                 f"{r['units']} round trips (seed 002), with the kernel's deferred skb frees "
-                 "(``defer on``, the reader hands each skb back to the CPU that allocated it) "
-                 "and without (``skb_defer_max=0``)"),
-    "fork": ("fork", lambda r: f"``perf bench syscall fork -l {r['units']}`` and ``-l "
-             f"{2 * r['units']}`` (Debian's perf 6.12): fork, the child exits, wait"),
-    "execve": ("execve", lambda r: f"``perf bench syscall execve -l {r['units']}`` and ``-l "
-               f"{2 * r['units']}``: fork, execve of ``/bin/true`` (busybox), wait"),
-    "kfree_rcu": ("object", lambda r: f"``bench/kfree_rcu.c``: {r['units']} objects of 64 "
-                  "bytes from a cache of its own, each freed by ``kfree_rcu()`` as soon as "
-                  "allocated, then the cache destroyed, which waits for them all"),
-    "build": ("file", lambda r: f"``make -j{r['jobs']}`` of {r['units']} C files of Linux "
-              "7.3's host tools with the guest's ``gcc -O2`` (``scripts/workloads/build.mk``; "
-              "seed 003)"),
-}
-ALLOC = {"kernel": "kernel (SLUB with sheaves)", "hooks": "kernel + rslub's hooks",
-         "rslub": "rslub, whole kernel"}
-
-
-def load(rundir):
-    recs = []
-    for path in sorted(glob.glob(os.path.join(rundir, "*.jsonl"))):
-        boot = os.path.basename(path)[:-len(".jsonl")]
-        marks, prof = {}, {}
-        with open(path + ".count") as f:
-            for line in f:
-                m = re.match(r"mark (\d+) insns (\d+) kernel (\d+)", line)
-                if m:
-                    marks[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
-                m = re.match(r"prof (\d+) (\d+) (\S+)", line)
-                if m:
-                    # Static functions of one name in several files: one row.
-                    p = prof.setdefault(int(m.group(1)), {})
-                    p[m.group(3)] = p.get(m.group(3), 0) + int(m.group(2))
-        # A boot run again with PROFILE=1 after the run (the builds': profile_section())
-        # keeps the first boot's counts beside it: they must be the same to the instruction.
-        if os.path.exists(path + ".count.unprofiled"):
-            with open(path + ".count.unprofiled") as f:
-                first = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in
-                         (re.match(r"mark (\d+) insns (\d+) kernel (\d+)", line) for line in f)
-                         if m}
-            if first != marks:
-                sys.exit(f"{path}: the profiled boot did not count as the run's boot did")
-        served = guest_marks = name_of = None
-        sections = {}
-        with open(path + ".log") as f:
-            for line in f:
-                m = re.search(r"rslub_bench: section rslub (\S+) (0x[0-9a-f]+)", line)
-                if m:
-                    sections[m.group(1)] = int(m.group(2), 16)
-                m = re.search(r"rslub_bench: SERVED (\d+) (\d+)", line)
-                if m:
-                    served = (int(m.group(1)), int(m.group(2)))
-                m = re.search(r"rslub_bench: MARKS (\d+)", line)
-                if m:
-                    guest_marks = int(m.group(1))
-        # Every marker the guest executed was counted, and nothing else was taken for one:
-        # otherwise a run's two marks are not the ones its RESULT line names.
-        if guest_marks != len(marks):
-            sys.exit(f"{path}: the guest made {guest_marks} marks, the plugin counted "
-                     f"{len(marks)}")
-        with open(path) as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                r = json.loads(line)
-                r["boot"] = boot
-                if r["exp"] == "micro":
-                    # Timed by the module itself (bench/kmem_micro.c): no marks.
-                    recs.append(r)
-                    continue
-                a, b = marks.get(r["mark0"]), marks.get(r["mark1"])
-                if a is None or b is None:
-                    sys.exit(f"{path}: marks {r['mark0']}/{r['mark1']} not in the plugin's log")
-                r["insns"] = b[0] - a[0]
-                r["kinsns"] = b[1] - a[1]
-                r["served"] = served
-                if prof:
-                    name_of = name_of or module_names(path + ".ko", sections)
-                    r["prof"] = run_profile(path, prof, r, name_of)
-                recs.append(r)
-    return recs
-
-
-def module_names(ko, sections):
-    """A function naming the blocks past the kernel's text (count.c's @HEX) by rslub's
-    symbols, from the module @ko the boot loaded and where the guest said its text
-    @sections are: "rslub: FUNCTION", or [modules, other] (another module, ftrace's
-    trampolines)."""
-    funcs = []
-    if sections and os.path.exists(ko):
-        names = {}
-        for line in subprocess.run(["readelf", "-SW", ko], capture_output=True, text=True,
-                                   check=True).stdout.splitlines():
-            m = re.match(r"\s*\[\s*(\d+)\]\s+(\S+)", line)
-            if m:
-                names[m.group(1)] = m.group(2)
-        for line in subprocess.run(["readelf", "-sW", "-C", ko], capture_output=True,
-                                   text=True, check=True).stdout.splitlines():
-            f = line.split(None, 7)
-            if len(f) == 8 and f[3] == "FUNC" and names.get(f[6]) in sections:
-                start = sections[names[f[6]]] + int(f[1], 16)
-                funcs.append((start, start + int(f[2]), "rslub: " + f[7].replace("rslub::", "")))
-    funcs.sort()
-    starts = [f[0] for f in funcs]
-
-    def name_of(sym):
-        if not sym.startswith("@"):
-            return sym
-        a = int(sym[1:], 16)
-        i = bisect.bisect_right(starts, a) - 1
-        return funcs[i][2] if i >= 0 and a < funcs[i][1] else "[modules, other]"
-    return name_of
-
-
-def run_profile(path, prof, r, name_of):
-    """The kernel's instructions of run @r by symbol (PROFILE=1 boots: count.c's "prof"
-    lines after each mark, of what ran since the mark before), which add up to its
-    kernel-mode count: each block counts whole for both."""
-    out = {}
-    for m in range(r["mark0"] + 1, r["mark1"] + 1):
-        for sym, n in prof.get(m, {}).items():
-            if sym != "[user]":
-                name = name_of(sym)
-                out[name] = out.get(name, 0) + n
-    if sum(out.values()) != r["kinsns"]:
-        sys.exit(f"{path}: the profile of marks {r['mark0']}-{r['mark1']} sums to "
-                 f"{sum(out.values())} kernel instructions, the marks to {r['kinsns']}")
-    return out
-
-
-# The per-run counts of a record (bench_whole_guest.sh's result()): what a marginal
-# record subtracts. Everything else (layouts, sizes, levels such as memory held) is the
-# larger run's.
-COUNTS = ("insns", "kinsns", "ns", "units", "pgalloc", "pgfree", "pgfault", "ctxt")
-# Every counter a cache's record may hold (bench_whole_guest.sh's FSTATS, rslub's lock
-# counters); the layouts (size, order, objects_per_slab) are not counts.
-CACHE_COUNTS = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
-                "free_frozen", "free_add_partial", "free_remove_partial", "alloc_refill",
-                "alloc_from_partial", "alloc_slab", "free_slab", "alloc_node_mismatch",
-                "cpuslab_flush", "deactivate_full", "deactivate_empty", "deactivate_to_head",
-                "deactivate_to_tail", "deactivate_remote_frees", "deactivate_bypass",
-                "order_fallback", "cpu_partial_alloc", "cpu_partial_free", "cpu_partial_node",
-                "cpu_partial_drain", "node_lock", "node_lock_contended")
-
-
-def sub(b, a):
-    """What run @b did beyond run @a, of the same workload at half its size: @b's counts
-    minus @a's (the program's start-up and exit drop out). Per cache, the caches both runs
-    list, reselected at 2% of the difference's allocations."""
-    out = dict(b)
-    out["derived_from"] = [a["mark0"], b["mark0"]]
-    for key in COUNTS:
-        if key in b and key in a:
-            out[key] = b[key] - a[key]
-    for group in ("rslub", "slub"):
-        if group in b and group in a:
-            out[group] = {k: v - a[group].get(k, 0) for k, v in b[group].items()}
-    if "prof" in b and "prof" in a:
-        out["prof"] = {k: b["prof"].get(k, 0) - a["prof"].get(k, 0)
-                       for k in b["prof"].keys() | a["prof"].keys()}
-    for group in ("caches", "slub_caches"):
-        if group not in b:
-            continue
-        caches = {}
-        for name, c in b[group].items():
-            if name not in a.get(group, {}):
-                continue
-            d = dict(c)
-            for k in CACHE_COUNTS:
-                if k in c:
-                    d[k] = c[k] - a[group][name].get(k, 0)
-            caches[name] = d
-        total = sum(d["alloc_fastpath"] + d["alloc_slowpath"] for d in caches.values())
-        out[group] = {n: d for n, d in caches.items()
-                      if total and (d["alloc_fastpath"] + d["alloc_slowpath"]) * 50 >= total}
-    return out
-
-
-def denoise(recs):
-    """Every run's counters less those of the boot's run of nothing ("noop",
-    bench_whole_guest.sh): the snapshots' own allocations. Marginal records need none
-    (it cancels); the instruction counts have none (the marks are inside)."""
-    # The boot's last run of nothing (the guest measures two: the first makes the
-    # snapshot's sysfs inodes, which every later snapshot finds made).
-    noops = {r["boot"]: r for r in recs if r["exp"] == "noop"}
-    for n in noops.values():
-        check_totals(n)
-    out = []
-    for r in recs:
-        n = noops.get(r["boot"])
-        if r["exp"] == "noop":
-            continue
-        if n is None or r.get("marginal") or r["exp"] == "micro":
-            out.append(r)
-            continue
-        r = dict(r)
-        # What the snapshots read must add up before anything is subtracted: a total below
-        # its own listed caches is a collection fault, not noise.
-        check_totals(r)
-        if "ctxt" in r and "ctxt" in n:
-            r["ctxt"] -= n["ctxt"]
-        for total, caches in (("rslub", "caches"), ("slub", "slub_caches")):
-            if total in r and total in n:
-                denoise_group(r, n, total, caches)
-        r["denoised"] = True
-        out.append(r)
-    return out
-
-
-def denoise_group(r, n, total, caches):
-    """Record @r's counters of one allocator (@total, summed over every cache, and the
-    listed @caches) less those of the run of nothing @n, part by part, none below zero:
-    each listed cache less its own part of @n, and the caches not listed (their sum, the
-    total less the listed ones) less @n's part outside @r's listed caches. The snapshots'
-    allocations repeat from run to run, but a new slab for them does not (a slab that
-    the run of nothing had to make, a run that followed found made): subtracting the run
-    of nothing's slab pages from a cache that made none in the run would count less
-    than nothing there, and take it from the other caches' figures. What a clamp kept
-    from going below zero is recorded in the record ("clamped": counts by part) and
-    summed on the page."""
-    rc, nc = r.get(caches, {}), n.get(caches, {})
-    clamped = r.setdefault("clamped", {})
-
-    def less(v, noise, part, k):
-        if v < noise:
-            clamped[f"{total} {part} {k}"] = noise - v
-        return max(v - noise, 0)
-
-    r[caches] = {name: {k: (less(v, nc.get(name, {}).get(k, 0), name, k) if k in CACHE_COUNTS
-                            else v)
-                        for k, v in c.items()}
-                 for name, c in rc.items()}
-    out = {}
-    for k, v in r[total].items():
-        if k not in CACHE_COUNTS:
-            out[k] = v - n[total].get(k, 0)
-            continue
-        listed = sum(c.get(k, 0) for c in rc.values())
-        listed_noise = sum(nc.get(name, {}).get(k, 0) for name in rc)
-        rest = less(v - listed, n[total].get(k, 0) - listed_noise, "(not listed)", k)
-        out[k] = sum(c.get(k, 0) for c in r[caches].values()) + rest
-    r[total] = out
-    if not clamped:
-        del r["clamped"]
+from common import (ALLOC, COLUMNS, KERNEL_SEEDS, SLAB, WORK, allocator_code, build_runs,
+                    build_seeds, denoise, hook_cost, fidelity_groups, find, heading, kernel_spread,
+                    load_run, load_slab_functions, marginal, micro_result, page_title, pct, per,
+                    read_meta, report_commit, rslub_code, series, table)
 
 
 def clamp_summary(recs):
@@ -287,46 +31,8 @@ def clamp_summary(recs):
             f"(``clamped`` in the records).\n")
 
 
-def check_totals(r):
-    """A measured record's summed counters (every cache of the allocator) are at least the
-    sum of the caches it lists (those of at least 2% of its allocations), less one: the
-    snapshot reads the caches' files one after another, and a slab can be made between
-    two reads (seen: 47 against 48). Raises on a record that breaks it."""
-    for total, caches in (("rslub", "caches"), ("slub", "slub_caches")):
-        if total not in r or caches not in r:
-            continue
-        for k, v in r[total].items():
-            listed = sum(c.get(k, 0) for c in r[caches].values())
-            if k in CACHE_COUNTS and v < listed - 1:
-                raise SystemExit(f"{r['exp']} on boot {r['boot']}: {total} total {k} {v} is "
-                                 f"below its listed caches' sum {listed}")
-
-
-def marginal(recs):
-    """Workloads run at two sizes (scale 1 and 2, bench_whole_guest.sh's thrice()) get a
-    derived record each, the larger run minus the smaller ("marginal"), which the tables
-    show; the measured records stay in whole.json ("table": false)."""
-    out = []
-    for r in recs:
-        if r.get("scale") == 2:
-            a = next(x for x in recs if x["boot"] == r["boot"] and x["exp"] == r["exp"]
-                     and x.get("scale") == 1)
-            m = sub(r, a)
-            m["marginal"] = True
-            m.pop("scale")
-            out.append(m)
-        if r.get("scale") in (1, 2):
-            r = dict(r, table=False)
-        out.append(r)
-    return out
-
-
 def rs(r, *names):
     return sum(r.get("rslub", {}).get(n, 0) for n in names)
-
-
-def per(r, v, scale=1):
-    return scale * v / r["units"]
 
 
 def held_kib(r):
@@ -343,12 +49,6 @@ def label(r):
 
 
 STATS = {}
-
-
-def series(r):
-    """Which kernel a record ran on: "6.12" for classic SLUB's boots (*-classic), else
-    "7.3"."""
-    return "6.12" if r["boot"].endswith("-classic") else "7.3"
 
 
 def stats_rec(r, boot=None):
@@ -376,7 +76,7 @@ def row(r, base):
         # The module's cache, and rslub's counters of it, are gone by the run's end.
         out += ["-", "-", "-", "-"]
     elif r["alloc"] == "rslub":
-        out += [f"{100.0 * rs(r, 'alloc_slowpath', 'free_slowpath') / ops:.1f}" if ops else "-",
+        out += [pct(rs(r, 'alloc_slowpath', 'free_slowpath'), ops),
                 f"{per(r, rs(r, 'node_lock'), 1000):.1f}",
                 f"{per(r, rs(r, 'node_lock_contended'), 1000):.2f}",
                 f"{per(r, rs(r, 'alloc_slab') + rs(r, 'free_slab'), 1000):.1f}"]
@@ -384,8 +84,7 @@ def row(r, base):
         k = slub_of(r)
         kops = sum(k.get(n, 0) for n in ("alloc_fastpath", "alloc_slowpath", "free_fastpath",
                                           "free_slowpath"))
-        out += [f"{100.0 * (k.get('alloc_slowpath', 0) + k.get('free_slowpath', 0)) / kops:.1f}"
-                if kops else "-", "-", "-",
+        out += [pct(k.get('alloc_slowpath', 0) + k.get('free_slowpath', 0), kops), "-", "-",
                 f"{per(r, k.get('alloc_slab', 0) + k.get('free_slab', 0), 1000):.1f}"]
     else:
         out += ["-", "-", "-", "-"]
@@ -406,8 +105,8 @@ def caches_table(r):
         a = c["alloc_fastpath"] + c["alloc_slowpath"]
         f = c["free_fastpath"] + c["free_slowpath"]
         body.append([name, c.get("size", "-"), c.get("order", "-"), c.get("objects_per_slab", "-"),
-                     f"{a / r['units']:.2f}", f"{100.0 * c['alloc_slowpath'] / a:.1f}" if a else "-",
-                     f"{100.0 * c['free_slowpath'] / f:.1f}" if f else "-",
+                     f"{a / r['units']:.2f}", pct(c['alloc_slowpath'], a),
+                     pct(c['free_slowpath'], f),
                      f"{1000.0 * c['node_lock'] / r['units']:.1f}",
                      f"{1000.0 * (c['alloc_slab'] + c['free_slab']) / r['units']:.1f}"])
     return table(["cache", "size", "order", "objects / slab", "allocations / unit",
@@ -415,7 +114,7 @@ def caches_table(r):
                   "slab page calls / 1000 units"], body)
 
 
-# The counters classic SLUB 6.12 and rslub share (bench_whole_guest.sh's FSTATS), in the
+# The counters classic SLUB 6.12 and rslub share (whole_guest.sh's FSTATS), in the
 # order of mm/slub.c's enum stat_item.
 FIDELITY = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath",
             "free_frozen", "free_add_partial", "free_remove_partial", "alloc_from_partial",
@@ -428,113 +127,21 @@ FIDELITY = ("alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath"
 BAND = (0.9, 1.1)
 
 
-def fidelity_groups(recs, exp):
-    """The runs of @exp side by side, per pingpong mode: (prefix, sheaves 7.3, classic
-    6.12, rslub classic, rslub tuned), any of them None when not run."""
-    def find(boot, defer):
-        return next((r for r in recs if r["boot"] == boot and r["exp"] == exp
-                     and r.get("defer") == defer), None)
-    defers = ("on", "off") if exp == "pingpong" else (None,)
-    return [(f"defer {d}: " if d else "", find("n2-kernel", d), find("n2-classic", d),
-             find("n2-rslub", d), find("n2-rslub-tuned", d)) for d in defers]
-
-
-# The kernel's 2-node boots with QEMU's -seed 1, 2 and 3, the last two with the initramfs
-# padded (another memory layout: bench_whole.sh); the build's likewise, on @n nodes.
-KERNEL_SEEDS = ("n2-kernel", "n2-kernel-seed2", "n2-kernel-seed3")
-
-
-def build_run(recs, boot):
-    """The build's record of @boot, or None."""
-    return next((r for r in recs if r["boot"] == boot and r["exp"] == "build"), None)
-
-
-def build_seeds(n):
-    """The kernel's build boots on @n nodes, -seed 1, 2 and 3."""
-    return tuple(f"n{n}-kernel-build{s}" for s in ("", "-seed2", "-seed3"))
-
-
-def kernel_spread(recs, exp, defer=None, boots=KERNEL_SEEDS):
-    """How far boots of one allocator differ on a workload: the range of the kernel's
-    kernel-mode instructions per unit over its @boots (-seed 1, 2, 3, layouts moved), over
-    the first's;
-    None with fewer than two of them."""
-    runs = [r for b in boots for r in recs if r["boot"] == b and r["exp"] == exp
-            and r.get("defer") == defer]
-    if len(runs) < 2 or runs[0]["boot"] != boots[0]:
-        return None
-    v = [per(r, r["kinsns"]) for r in runs]
-    return (max(v) - min(v)) / v[0]
-
-
-# The kernels' own allocator functions (mm/slub.c's and mm/slab_common.c's) by series, for
-# an allocator's share of a profile.
-SLAB = {}
-
-
-def load_slab_functions(rundir):
-    """The text symbols of mm/slub.o and mm/slab_common.o in the kernel builds the run's
-    meta names (its 7.3 build, line 3; classic SLUB's, line 6), from the cache folder the
-    builds live in; a build no longer there leaves its series out (no share shown)."""
-    # As scripts/env.sh has it.
-    cache = os.environ.get("RSLUB_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rslub")
-    with open(os.path.join(rundir, "meta")) as f:
-        meta = [line.rstrip("\n") for line in f]
-    for series_, i in (("7.3", 2), ("6.12", 5)):
-        if len(meta) <= i:
-            continue
-        objs = [os.path.join(cache, "build", meta[i], "mm", o)
-                for o in ("slub.o", "slab_common.o")]
-        if not all(os.path.exists(o) for o in objs):
-            print(f"bench report: no {' or '.join(objs)}: no allocator code share for "
-                  f"{series_}", file=sys.stderr)
-            continue
-        out = subprocess.run(["nm", "--defined-only"] + objs, capture_output=True, text=True,
-                             check=True).stdout
-        SLAB[series_] = {f[2] for f in (line.split() for line in out.splitlines())
-                         if len(f) == 3 and f[1] in "tTwW"}
-
-
-def rslub_code(r):
-    """Run @r's kernel instructions in rslub's functions (module_names()), from its
-    profile."""
-    return sum(v for k, v in r["prof"].items() if k.startswith("rslub: "))
-
-
-def allocator_code(r):
-    """Run @r's kernel instructions in allocator code: its kernel's mm/slub.c and
-    mm/slab_common.c functions and rslub's; None without a profile or the list."""
-    slab = SLAB.get(series(r))
-    if "prof" not in r or slab is None:
-        return None
-    return rslub_code(r) + sum(v for k, v in r["prof"].items() if k in slab)
-
-
-# The profiled boots (bench_whole.sh, PROFILE=1) in their columns' order.
-PROFILED = (("n2-kernel", "sheaves 7.3"), ("n2-classic", "classic SLUB 6.12"),
-            ("n2-rslub", "rslub classic"), ("n2-rslub-tuned", "rslub tuned"))
-
-
 def profile_section(recs, rows=12):
     """Where each workload's kernel-mode instructions go, by symbol, per unit of work: the
     @rows symbols whose count differs most between sheaves and rslub (either profile),
     from the profiled boots' runs (count.c's map=); rslub's functions are "rslub: NAME"
     (module_names())."""
     out = []
-
-    def build_groups(recs):
-        """The builds' boots, per topology, in the columns' order (no tuned build)."""
-        return [(f"{n} node{'s' if n > 1 else ''}: ", build_run(recs, f"n{n}-kernel-build"),
-                 build_run(recs, f"n{n}-build-classic"), build_run(recs, f"n{n}-rslub-build"),
-                 None) for n in (4, 1)]
+    # The builds' runs per topology, in the columns' order (no tuned build).
+    builds = [(f"{n} node{'s' if n > 1 else ''}: ", *build_runs(recs, n), None) for n in (4, 1)]
     for exp in ("hackbench", "pingpong", "fio", "fork", "execve", "kfree_rcu", "build"):
-        groups = build_groups(recs) if exp == "build" else fidelity_groups(recs, exp)
+        groups = builds if exp == "build" else fidelity_groups(recs, exp)
         for prefix, *runs in groups:
             k7 = runs[0]
             if not k7 or "prof" not in k7:
                 continue
-            cols = [(r, name) for r, (_, name) in zip(runs, PROFILED) if r and "prof" in r]
+            cols = [(r, name) for r, (_, name) in zip(runs, COLUMNS) if r and "prof" in r]
             rsl = [r for r, _ in cols if r["alloc"] == "rslub"]
             rsl_names = [name for r, name in cols if r["alloc"] == "rslub"]
             if not rsl:
@@ -564,7 +171,7 @@ def profile_section(recs, rows=12):
             shown = ["the rows above"] + [f"{sum(pu(r, k) for k in top):.0f}" for r, _ in cols] \
                 + [f"{sum(pu(r, k) - pu(k7, k) for k in top):+.0f}" for r in rsl]
             title = f"{exp}{' (' + prefix.rstrip(': ') + ')' if prefix else ''}, per {WORK[exp][0]}"
-            out.append(f"{title}\n{'-' * len(title)}\n")
+            out.append(heading(title, "-"))
             out.append(table(["symbol"] + [name for _, name in cols]
                              + [f"{name} - sheaves" for name in rsl_names], body + [shown, mine, code, total]))
             # Where the difference is not the allocators' own code: the rest, and its
@@ -585,7 +192,7 @@ def profile_section(recs, rows=12):
                 out.append("Against sheaves, per " + WORK[exp][0] + ": " + "; ".join(notes)
                            + ".\n")
     if out:
-        out.insert(0, "Where the instructions go\n=========================\n")
+        out.insert(0, heading("Where the instructions go"))
         out.insert(1, "Each workload's kernel-mode instructions per unit of work by the symbol "
                    "they ran in, from\nthe boots of the side-by-side table (the counting "
                    "plugin with the kernel's ``System.map``,\n``PROFILE=1``; a block of "
@@ -613,15 +220,13 @@ def profile_section(recs, rows=12):
 
 def micro_table(micro):
     """The fast paths in instructions (bench/kmem_micro.c) on each kernel."""
-    def find(boot, who):
-        return next((r["module"] for r in micro if r["boot"] == boot
-                     and r["module"]["alloc"] == who), None)
-    cols = [find("n2-kernel", "kernel"), find("n2-classic", "kernel"), find("n2-kernel", "rslub")]
+    cols = [micro_result(micro, "n2-kernel", "kernel"), micro_result(micro, "n2-classic", "kernel"),
+            micro_result(micro, "n2-kernel", "rslub")]
     if not any(cols):
         return []
     body = [[what] + [f"{c[key]:.2f}" if c else "-" for c in cols]
             for what, key in (("alloc+free pair", "pair"), ("bulk 16, per object", "bulk16"))]
-    return ["Fast paths\n----------\n",
+    return [heading("Fast paths", "-"),
             "``bench/kmem_micro.c``, a module built for each kernel, in instructions per "
             "operation (the\nfastest of 50 chunks of 1000, timed by the guest clock, which "
             "counts instructions under\n``-icount``): a 64-byte ``kmem_cache`` "
@@ -634,12 +239,10 @@ def micro_table(micro):
 def api_table(micro):
     """A module's own kmem_cache served by rslub through the kernel's API (the hooks, then
     rslub), against the kernel's allocator on the same kind of cache (bench/kmem_micro.c)."""
-    def find(boot, who):
-        return next((r["module"] for r in micro if r["boot"] == boot
-                     and r["module"]["alloc"] == who), None)
-    kernel, back, whole = (find("n2-kernel", "kernel"), find("n2-kernel", "rslub_back"),
-                           find("n2-rslub", "rslub_whole"))
-    capi = find("n2-kernel", "rslub")
+    kernel, back, whole = (micro_result(micro, "n2-kernel", "kernel"),
+                           micro_result(micro, "n2-kernel", "rslub_back"),
+                           micro_result(micro, "n2-rslub", "rslub_whole"))
+    capi = micro_result(micro, "n2-kernel", "rslub")
     if not kernel or not (back or whole):
         return []
     body = []
@@ -664,8 +267,7 @@ def api_table(micro):
                "by its caller, does not need (the\nkernel's own free looks at the page "
                "first too). For 0.6, the kernel's pair would have to\nbe "
                f"{served['pair'] / 0.6 - kernel['pair']:.0f} instructions longer.\n"]
-    return ["A module's cache through the kernel's API\n"
-            "-----------------------------------------\n",
+    return [heading("A module's cache through the kernel's API", "-"),
             "The kernel's own loops of ``bench/kmem_micro.c`` (a 64-byte ``kmem_cache`` it "
             "creates, ``SLAB_NO_MERGE``;\ninstructions per operation, the fastest of 50 "
             "chunks of 1000) on the kernel's allocator, then\nin the same boot with rslub "
@@ -682,7 +284,7 @@ def fidelity_section(recs, micro):
     doc = []
     if not any(r["boot"] == "n2-classic" for r in recs):
         return doc
-    doc.append("Side by side, 2 nodes\n=====================\n")
+    doc.append(heading("Side by side, 2 nodes"))
     doc.append(
         "The same 2-node boots on three kernels' allocators: *sheaves 7.3* (the kernel's SLUB "
         "of\n7.3.4), *classic SLUB 6.12* (Linux 6.12.117 from Debian's ``linux-source-6.12``, "
@@ -701,8 +303,7 @@ def fidelity_section(recs, micro):
         if not groups:
             continue
         unit = WORK[exp][0]
-        title = f"{exp}: per {unit}"
-        doc.append(f"{title}\n{'-' * len(title)}\n")
+        doc.append(heading(f"{exp}: per {unit}", "-"))
         body = []
         for prefix, k7, k6, rc, rt in groups:
             for what, key in (("instructions", "insns"), ("kernel-mode instructions", "kinsns")):
@@ -741,35 +342,37 @@ def fidelity_section(recs, micro):
             # counter moves between two boots of one allocator.
             defer = k6.get("defer")
             k6b = STATS.get(("n2-classic-seed2", exp, defer))
-            rcb = next((r for r in recs if r["boot"] == "n2-rslub-seed2" and r["exp"] == exp
-                        and r.get("defer") == defer), None)
+            rcb = find(recs, "n2-rslub-seed2", exp, defer)
             seeds = k6b is not None and rcb is not None
             # rslub with every hook through ftrace's handler (direct=0): the allocator's
             # code the same, only the hooks' instructions more.
-            rcd = next((r for r in recs if r["boot"] == "n2-rslub-direct0" and r["exp"] == exp
-                        and r.get("defer") == defer), None)
+            rcd = find(recs, "n2-rslub-direct0", exp, defer)
             # rslub with 7.3's scheduler feature HRTICK off, as 6.12 runs (design.rst,
             # "Counters per unit of work"), and its ratio to 6.12.
-            rcn = next((r for r in recs if r["boot"] == "n2-rslub-nohrtick" and r["exp"] == exp
-                        and r.get("defer") == defer), None)
+            rcn = find(recs, "n2-rslub-nohrtick", exp, defer)
+
+            def in_both(r, n, group="caches"):
+                """Run @r's counter @n summed over the caches of both, per 1000 units."""
+                return per(r, sum(r.get(group, {}).get(c, {}).get(n, 0) for c in both), 1000)
+
+            def against_612(v, v6):
+                """@v over 6.12's @v6, marked (!) outside BAND."""
+                ratio = f"{v / v6:.2f}" if v6 else ("-" if not v else "new")
+                return ratio + ("" if not v6 or BAND[0] <= v / v6 <= BAND[1] else " (!)")
             body = []
             for n in FIDELITY:
                 v6 = per(k6, s6.get(n, 0), 1000)
                 vc = per(rc, rcs.get(n, 0), 1000)
-                ratio = f"{vc / v6:.2f}" if v6 else ("-" if not vc else "new")
-                flag = "" if not v6 or BAND[0] <= vc / v6 <= BAND[1] else " (!)"
                 line = [n, f"{per(k7, s7[n], 1000):.1f}" if k7 and n in s7 else "-",
                         f"{v6:.1f}", f"{vc:.1f}",
-                        f"{per(rt, rs(rt, n), 1000):.1f}" if rt else "-", ratio + flag]
+                        f"{per(rt, rs(rt, n), 1000):.1f}" if rt else "-", against_612(vc, v6)]
                 if seeds:
-                    line += [f"{per(k6b, sum(k6b.get('slub_caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}",
-                             f"{per(rcb, sum(rcb.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}"]
+                    line += [f"{in_both(k6b, n, 'slub_caches'):.1f}", f"{in_both(rcb, n):.1f}"]
                 if rcd:
-                    line.append(f"{per(rcd, sum(rcd.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000):.1f}")
+                    line.append(f"{in_both(rcd, n):.1f}")
                 if rcn:
-                    vn = per(rcn, sum(rcn.get('caches', {}).get(c, {}).get(n, 0) for c in both), 1000)
-                    rn = f"{vn / v6:.2f}" if v6 else ("-" if not vn else "new")
-                    line += [f"{vn:.1f}", rn + ("" if not v6 or BAND[0] <= vn / v6 <= BAND[1] else " (!)")]
+                    vn = in_both(rcn, n)
+                    line += [f"{vn:.1f}", against_612(vn, v6)]
                 body.append(line)
             doc.append(table(["counter", "sheaves 7.3", "classic SLUB 6.12", "rslub classic",
                               "rslub tuned", "ratio"]
@@ -814,7 +417,7 @@ def main():
     # --fidelity: only the side-by-side boots ran (make bench PART=fidelity): only
     # benchmarks_fidelity.rst and benchmarks/fidelity.json are written.
     only_fidelity = sys.argv[3:] == ["--fidelity"]
-    every = denoise(marginal(load(rundir)))
+    every = denoise(marginal(load_run(rundir)))
     load_slab_functions(rundir)
     os.makedirs(os.path.join(docdir, "benchmarks"), exist_ok=True)
     fid_boots = ("n2-kernel", "n2-classic", "n2-rslub", "n2-rslub-tuned", "n2-rslub-seed2",
@@ -836,20 +439,16 @@ def main():
         if r["boot"].startswith("stats-"):
             STATS[(r["boot"][len("stats-"):], r["exp"], r.get("defer"))] = r
     recs = [r for r in recs if not r["boot"].startswith("stats-")]
-    with open(os.path.join(rundir, "meta")) as f:
-        meta = [line.rstrip("\n") for line in f]
+    meta = read_meta(rundir)
     commit, date, kbuild, qemu, cpus = meta[:5]
     classic_build = meta[5] if len(meta) > 5 else None
     provenance = (f"Made on {date} from commit {commit}, kernel build {kbuild}"
                   + (f" (classic SLUB: {classic_build})" if classic_build else "")
                   + f", {qemu}; {cpus} vCPUs; figures computed by the report at commit "
                   + f"{report_commit()}.\n")
-    fid = [".. SPDX-License-Identifier: GPL-2.0\n",
-           "===============================================",
-           "Benchmarks: classic SLUB 6.12 beside rslub",
-           "===============================================\n",
+    fid = [page_title("Benchmarks: classic SLUB 6.12 beside rslub", 47),
            "Written by ``make bench`` (or ``make bench PART=fidelity`` alone, "
-           "``scripts/bench_whole.sh``);\ndo not edit the figures. The boots, the guest, "
+           "``scripts/bench/whole.sh``);\ndo not edit the figures. The boots, the guest, "
            "the instruction counts and the counters'\nwindows are those of "
            ":doc:`benchmarks_whole` (\"Method\"); Documentation/design.rst\n(\"Fidelity to "
            "classic SLUB\") lists every behaviour where rslub and 6.12 differ and explains\n"
@@ -860,18 +459,16 @@ def main():
     if only_fidelity:
         return
 
-    doc = [".. SPDX-License-Identifier: GPL-2.0\n",
-           "=============================", "Benchmarks: the whole kernel",
-           "=============================\n",
+    doc = [page_title("Benchmarks: the whole kernel", 29),
            "The seed threads compared allocators for the whole kernel; this page does the same "
            "for\nrslub. It is written by ``make bench`` (or ``make bench PART=whole`` alone, "
-           "``scripts/bench_whole.sh``; ``PART=fidelity``: only the side-by-side boots); do not "
+           "``scripts/bench/whole.sh``; ``PART=fidelity``: only the side-by-side boots); do not "
            "edit the figures.\n",
            provenance,
-           "Method\n======\n",
+           heading("Method"),
            "Each boot has one allocator for all of its life, since whole-kernel mode cannot be "
            "unloaded:\nthe boots differ only in their first argument "
-           "(``scripts/bench_whole_guest.sh``, the guest's\n``/init``). *kernel*: nothing "
+           "(``scripts/bench/whole_guest.sh``, the guest's\n``/init``). *kernel*: nothing "
            "loaded, the kernel's SLUB with sheaves. *kernel + rslub's hooks*:\nrslub loaded "
            "backing only ``nsproxy``, which no workload allocates (the guest allocates one\n"
            "through ``unshare()`` while rslub finds it): the hooks that backing a cache "
@@ -887,10 +484,10 @@ def main():
            "reading\nnothing from the host, QEMU TCG with ``-icount shift=0,align=off,sleep=off``"
            "), with 1 GiB\nof memory (2 GiB for the build, on 4 nodes and on 1) and the workloads' "
            "programs in the\ninitramfs with their libraries: Debian's ``hackbench``, ``fio``, "
-           "``perf`` 6.12, ``gcc`` 12 and\n``make``, ``scripts/workloads/pingpong.c`` and the "
-           "module ``bench/kfree_rcu.c``. Each\nworkload runs once to warm up, then measured "
+           "``perf`` 6.12, ``gcc`` 12 and\n``make``, ``scripts/bench/workloads/pingpong.c`` "
+           "and the module ``bench/kfree_rcu.c``. Each\nworkload runs once to warm up, then measured "
            "(at two sizes for some, below).\n",
-           "*Instructions* are counted by a QEMU plugin (``scripts/qemu/count.c``): every "
+           "*Instructions* are counted by a QEMU plugin (``scripts/bench/qemu/count.c``): every "
            "instruction\nany vCPU executes, the kernel's (upper-half addresses) also apart, "
            "read at a marker\ninstruction that the guest executes just before and just after "
            "a run (``/bin/mark``; the\nkfree_rcu module executes it itself). The guest clock "
@@ -965,7 +562,7 @@ def main():
     }
     if hook:
         r = hook[0]
-        doc.append("What a hooked call costs\n========================\n")
+        doc.append(heading("What a hooked call costs"))
         doc.append(
             "Before the whole-system figures, the hooks alone (``rslub_bench suite=5``, a boot "
             "of its own,\nwithout the plugin): in instructions per operation, on a kernel cache "
@@ -984,9 +581,8 @@ def main():
             rows = [(HOOK_OPS.get(o["op"], (o["op"], 1)), o["off"], o["handler"], o["on"],
                      o["off_again"]) for o in hook_ops]
         else:
-            rows = [((what, calls), r[f"{key}_off"], r.get(f"{key}_handler", r[f"{key}_on"]),
-                     r[f"{key}_on"], r[f"{key}_off_again"])
-                    for key, (what, calls) in HOOK_OPS.items() if f"{key}_off" in r]
+            rows = [((what, calls), *hook_cost(r, key))
+                    for key, (what, calls) in HOOK_OPS.items() if hook_cost(r, key)]
         for (what, calls), off, hnd, on, again in rows:
             body.append([what, f"{off:.2f}", f"{hnd:.2f}", f"{on:.2f}", f"{again:.2f}",
                          f"{(hnd - off) / calls:.1f}", f"{(on - off) / calls:.1f}"])
@@ -1044,7 +640,7 @@ def main():
                    "the console log has the list).\n")
     seeds = [r for r in recs if r["boot"] in KERNEL_SEEDS[1:]]
     if seeds:
-        doc.append("How much boots differ\n=====================\n")
+        doc.append(heading("How much boots differ"))
         doc.append("The kernel's boot again with other random numbers (QEMU's ``-seed 2`` and "
                    "``-seed 3``)\nand another memory layout (the initramfs 1 and 2.5 MiB longer, "
                    "which moves where the\nkernel puts it and what comes after): the same "
@@ -1060,9 +656,7 @@ def main():
                    "either.\n")
         body = []
         for r1 in (r for r in main_recs if r["alloc"] == "kernel"):
-            others = [next((r for r in seeds if r["boot"] == b and r["exp"] == r1["exp"]
-                            and r.get("defer") == r1.get("defer")), None)
-                      for b in KERNEL_SEEDS[1:]]
+            others = [find(seeds, b, r1["exp"], r1.get("defer")) for b in KERNEL_SEEDS[1:]]
             if not any(others):
                 continue
             name = r1["exp"] + (f" (defer {r1['defer']})" if "defer" in r1 else "")
@@ -1073,15 +667,14 @@ def main():
                            f"{max(0.0, per(r1, r1['pgfault'])):.1f}" if "pgfault" in r1 else "-"])
         doc.append(table(["workload", "kernel-mode instructions / unit, seed 1", "seed 2",
                           "seed 3", "spread", "page faults / unit, seed 1"], body))
-    doc.append("Side by side, 2 nodes\n=====================\n")
+    doc.append(heading("Side by side, 2 nodes"))
     hook_share = []
     for exp in ("hackbench", "fio", "pingpong", "fork", "execve", "kfree_rcu"):
         unit, what = WORK[exp]
-        title = f"{exp}: instructions per {unit}"
         groups = [("", [r for r in main_recs if r["exp"] == exp])]
         if not groups[0][1]:
             continue
-        doc.append(f"{title}\n{'-' * len(title)}\n")
+        doc.append(heading(f"{exp}: instructions per {unit}", "-"))
         doc.append(what(groups[0][1][0]) + ".\n")
         if exp == "pingpong":
             groups = [(f"defer {d}: ", [r for r in main_recs if r["exp"] == exp and r["defer"] == d])
@@ -1126,7 +719,7 @@ def main():
                        f"({label(top)}):\n")
             doc.append(caches_table(top))
     if hook_share:
-        doc.append("The hooks' share\n----------------\n")
+        doc.append(heading("The hooks' share", "-"))
         doc.append("Instructions of *kernel + rslub's hooks* over the kernel's, minus one: what "
                    "the hooks cost\na workload while rslub backs nothing it uses; beside it the "
                    "whole kernel on rslub, which pays\nthose hooks, kmalloc's (through the "
@@ -1138,7 +731,7 @@ def main():
     doc.extend(profile_section(recs))
 
     if any(r["boot"] == "n2-classic" for r in recs):
-        doc.append("Classic SLUB 6.12\n=================\n")
+        doc.append(heading("Classic SLUB 6.12"))
         doc.append("The same boots on classic SLUB (Linux 6.12) and rslub under each profile, "
                    "side by side,\nwith each allocator's counters: :doc:`benchmarks_fidelity`.\n")
 
@@ -1149,8 +742,7 @@ def main():
     classic = {r["boot"][:-len("-classic")]: r for r in recs
                if r["boot"].startswith("sweep-") and series(r) == "6.12" and r["exp"] == "hackbench"}
     if sweep:
-        doc.append("Seed 001: hackbench, max_order x min_objects, kmalloc served\n"
-                   "============================================================\n")
+        doc.append(heading("Seed 001: hackbench, max_order x min_objects, kmalloc served"))
         own_base = any(r["boot"] == "sweep-kernel" for r in recs)
         doc.append("hackbench as above, in a boot of its own for each pair of rslub's "
                    "``max_order`` and\n``min_objects`` (whole-kernel mode takes its "
@@ -1168,10 +760,9 @@ def main():
                        "message, and rslub's over them (the kernels differ\nelsewhere too: "
                        "the 2-node rows of :doc:`benchmarks_fidelity` give the scale).\n")
         # The kernel's row from a boot like the sweep's (hackbench alone in the initramfs,
-        # scripts/bench_vm.sh WHOLE_FILES), where the run has one; else the kernel boot's.
-        base = next((r for r in recs if r["boot"] == "sweep-kernel" and r["exp"] == "hackbench"),
-                    None) or next(r for r in main_recs
-                                  if r["exp"] == "hackbench" and r["alloc"] == "kernel")
+        # scripts/bench/vm.sh WHOLE_FILES), where the run has one; else the kernel boot's.
+        base = find(recs, "sweep-kernel", "hackbench") or next(
+            r for r in main_recs if r["exp"] == "hackbench" and r["alloc"] == "kernel")
         body = [row(base, base) + ["-"] + (["-", "-"] if classic else [])]
         for r in sweep:
             c = r.get("caches", {})
@@ -1190,8 +781,7 @@ def main():
     build = [r for r in recs if r["exp"] == "build"
              and not r["boot"].endswith(("-seed2", "-seed3"))]
     if build:
-        doc.append("Seed 003: a build on 4 nodes and on 1\n"
-                   "======================================\n")
+        doc.append(heading("Seed 003: a build on 4 nodes and on 1", width=38))
         doc.append(WORK["build"][1](build[0]) + ". The seed thread counted how many nodes "
                    "``get_any_partial()`` tried\nper success; rslub's counters here: "
                    "*remote walks* (refills that looked at other nodes),\n*nodes tried* (the "
@@ -1213,7 +803,7 @@ def main():
         doc.append(table(HEAD + ["remote walks", "nodes tried", "remote refills",
                                  "walks skipped"], body))
         for n in sorted({r["nodes"] for r in build}, reverse=True):
-            bs = [build_run(recs, b) for b in build_seeds(n)]
+            bs = [find(recs, b, "build") for b in build_seeds(n)]
             sp = kernel_spread(recs, "build", None, build_seeds(n))
             nodes = f"{n}-node"
             if all(bs) and sp is not None:
