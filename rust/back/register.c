@@ -354,7 +354,7 @@ bool rslub_kmalloc_direct_unregister(void)
 
 /*
  * Registers the hooks on the kernel's functions, and holds the module (rmmod is refused)
- * until rslub_hook_exit(). 0 or -errno.
+ * until rslub_hook_exit(). 0, -EBUSY if the module is going away, or -errno.
  */
 int rslub_hook_init(void)
 {
@@ -363,6 +363,13 @@ int rslub_hook_init(void)
 	bool direct;
 	int i, n = 0, ret;
 
+	/*
+	 * The hooks' reference, before anything else: rmmod must wait until nothing is
+	 * backed and no backed object is alive (rslub_hook_exit() drops it). A module going
+	 * away (a write to debugfs' back racing rmmod) registers no hook.
+	 */
+	if (!try_module_get(THIS_MODULE))
+		return -EBUSY;
 #ifdef RSLUB_DIRECT
 	/*
 	 * Whether or not the direct calls are registered: the suites call the trampolines
@@ -376,15 +383,13 @@ int rslub_hook_init(void)
 		if (!direct || !rslub_is_direct(all[i]))
 			fns[n++] = all[i];
 	}
+	ret = -ENOMEM;
 	rslub_slot_users = alloc_percpu(struct rslub_slot_count);
 	if (!rslub_slot_users)
-		return -ENOMEM;
+		goto out_put;
 	rslub_rcu_wq = alloc_workqueue("rslub_rcu", WQ_UNBOUND | WQ_MEM_RECLAIM, 1);
-	if (!rslub_rcu_wq) {
-		free_percpu(rslub_slot_users);
-		rslub_slot_users = NULL;
-		return -ENOMEM;
-	}
+	if (!rslub_rcu_wq)
+		goto out_percpu;
 	ret = rslub_ops_register(&rslub_hook_ops, fns, n, "the kmem_cache functions");
 	if (ret)
 		goto out;
@@ -402,15 +407,16 @@ int rslub_hook_init(void)
 			goto out;
 		}
 	}
-	/* rmmod must wait until nothing is backed and no backed object is alive. */
-	__module_get(THIS_MODULE);
 	return 0;
 out:
 	ftrace_free_filter(&rslub_hook_ops);
 	destroy_workqueue(rslub_rcu_wq);
 	rslub_rcu_wq = NULL;
+out_percpu:
 	free_percpu(rslub_slot_users);
 	rslub_slot_users = NULL;
+out_put:
+	module_put(THIS_MODULE);
 	return ret;
 }
 
