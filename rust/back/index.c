@@ -27,10 +27,11 @@ struct rslub_slot_count __percpu *rslub_slot_users;
  * cache that is not backed, usually one load of an empty entry, however many are backed.
  * Backing adds an entry to the current index in place (release: a reader sees the slot
  * filled); unbacking clears the slot's kc, rebuilds the index without it in the spare
- * one and publishes that, so that no probe chain ever has a hole. After a grace period
- * no reader uses the old index, which is the spare for the next unbacking. Written under
- * rslub_backed_lock; read with preemption off, under rcu_read_lock(), or by the
- * allocation trampolines, which never sleep (RCU Tasks: rslub_hook_unback()).
+ * one and publishes that, so that no probe chain ever has a hole. Once the unbacking's
+ * wait is over (rslub_hook_unback()) no reader uses the old index, which is the spare for
+ * the next unbacking. Written under rslub_backed_lock; read with preemption off, under
+ * rcu_read_lock(), or by the allocation trampolines, which never sleep (RCU Tasks:
+ * rslub_hook_unback()).
  */
 static struct rslub_backing *rslub_index_buf[2][RSLUB_INDEX_SIZE];
 /* Not static: the direct-call trampoline of kmem_cache_alloc reads it (direct.S). */
@@ -146,9 +147,13 @@ void *rslub_hook_unback(struct kmem_cache *kc)
 
 		WRITE_ONCE(b->kc, NULL);
 		/*
-		 * Word by word, though the grace period below keeps any reader off this
-		 * buffer until the next unbacking rewrites it: a trampoline compares the kc of
-		 * whatever slot it reads (direct.S).
+		 * No reader is left on the spare: the previous unbacking published the other
+		 * buffer in its place, then waited as this one does below (RCU Tasks while
+		 * the direct calls are registered, else a grace period) before it let go of
+		 * the lock, and no reader has found the spare since (the first unbacking's
+		 * never was the index). This unbacking's wait is for the buffer it replaces,
+		 * the next one's spare. Word by word all the same: a trampoline does not rely
+		 * on the wait alone, it compares the kc of whatever slot it reads (direct.S).
 		 */
 		for (i = 0; i < RSLUB_INDEX_SIZE; i++)
 			WRITE_ONCE(spare[i], NULL);
