@@ -71,16 +71,16 @@ int rslub_ops_register(struct ftrace_ops *ops, const unsigned long *fns, int n, 
 }
 
 /*
- * Direct calls (direct.S, Documentation/backing.rst): kfree, kmem_cache_free,
- * kmem_cache_alloc_noprof and kmem_cache_alloc_node_noprof (every skb's), the functions
- * called most, jump from their call sites straight to a trampoline of their own, which
- * costs a few instructions where the handler (handler.c) costs a hundred (ftrace's regs
- * trampoline). One ftrace_ops each, as an ops has one
- * trampoline; the other functions stay on rslub_hook_ops. The direct ops have no
+ * Direct calls (direct.S, Documentation/backing.rst): the functions of
+ * rslub_direct_sites[] (every hooked one but kmem_cache_destroy and kmem_cache_charge,
+ * plus kvfree), and in whole-kernel mode the kmalloc family's, jump from their call sites
+ * straight to a trampoline of their own, which costs a few instructions where the handler
+ * (handler.c) costs a hundred (ftrace's regs trampoline). One ftrace_ops each, as an ops
+ * has one trampoline; the other functions stay on rslub_hook_ops. The direct ops have no
  * ops_func: a function whose IP another ops modifies (livepatch) or that has a direct
  * call already (a BPF fentry/fexit trampoline, the other rslub module of the suites)
  * is refused, and with it the hooks (-EBUSY); while rslub holds them, BPF fentry/fexit
- * and livepatch cannot attach to these four functions.
+ * and livepatch cannot attach to these functions.
  */
 #ifdef RSLUB_DIRECT
 struct rslub_direct_site {
