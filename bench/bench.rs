@@ -662,7 +662,7 @@ pub(crate) fn side_by_side() -> Result {
     Ok(())
 }
 
-/// What the backing hooks (`rust/back/hook.c`) add to calls that rslub does not serve:
+/// What the backing hooks (`rust/back/handler.c`) add to calls that rslub does not serve:
 /// a kernel cache's alloc+free pair and a bulk of 16, for a cache that is not backed, and
 /// a `kmalloc(64)`+`kfree()` pair of the kernel's (kmalloc is not hooked outside
 /// whole-kernel mode: what changes is `kfree`'s hook). Measured without the hooks, with

@@ -144,7 +144,7 @@ impl Drop for Shadow {
 
 /// The rslub cache (a `CacheCore`) owning `addr` if `addr` is inside one of rslub's slabs,
 /// null for any other address: the way back from an object that reached `kfree()` or
-/// `kmem_cache_free()` of a backed cache (see `rust/back/hook.c`). The page must be a slab
+/// `kmem_cache_free()` of a backed cache (see `rust/back/replace.c`). The page must be a slab
 /// page whose cache is one of the arena's shadows.
 pub(crate) fn owner_of(addr: *const u8) -> *const u8 {
     // SAFETY: Any address may be asked about; only direct-map ones are looked up.

@@ -41,7 +41,7 @@ const char *rslub_profile_param(void)
 	return rslub_profile_name;
 }
 
-/* Read by rust/back/hook.c whenever it registers the hooks. */
+/* Read by rust/back/register.c whenever it registers the hooks. */
 bool rslub_direct_param = true;
 module_param_named(direct, rslub_direct_param, bool, 0644);
 MODULE_PARM_DESC(direct, "Hook kfree, kmem_cache_free and kmem_cache_alloc with ftrace direct calls (default y), or with the IPMODIFY handler as the other functions (n); read when the hooks are next registered");

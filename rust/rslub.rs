@@ -86,8 +86,8 @@
 //!
 //! ## Backing kernel caches
 //!
-//! [`back`] makes an rslub cache serve an existing kernel `kmem_cache`: `rust/back/hook.c`
-//! redirects the kmem_cache entry points with ftrace (`FTRACE_OPS_FL_IPMODIFY`, as
+//! [`back`] makes an rslub cache serve an existing kernel `kmem_cache`: `rust/back/*.c`
+//! redirect the kmem_cache entry points with ftrace (`FTRACE_OPS_FL_IPMODIFY`, as
 //! livepatch), allocations of backed caches to rslub, frees of rslub's objects (found
 //! from their page, [`crate::mm::owner_of`]) to the rslub cache that owns them. See
 //! `Documentation/backing.rst`.
@@ -96,8 +96,8 @@
 //!
 //! - `rust/cache/`: a cache ([`cache`]), one file per path over its state: allocation,
 //!   free, partial lists, teardown, debug caches, sanitizers, counters;
-//! - `rust/back/`: backing kernel caches ([`back`]) and its C side, `hook.c` (the ftrace
-//!   handler, the replacements and the table of backed caches);
+//! - `rust/back/`: backing kernel caches ([`back`]) and its C side, `*.c` (the ftrace
+//!   handlers, the replacements and the table of backed caches: `hook.h` lists them);
 //! - the files of `rust/` itself: the pieces both use (slab metadata, layout, nodes,
 //!   per-CPU memory, the page allocator, GFP bits, parameters, the registry of caches and
 //!   its API, debugfs) and the thin modules over `bindings::` and the C shim (`shim.rs`
@@ -106,7 +106,7 @@
 //! ## Lock order
 //!
 //! 0. the backing mutex ([`back`]), then (creating or destroying the rslub cache of a
-//!    backing) 1, or the table mutex of `rust/back/hook.c`, or (registering and removing the
+//!    backing) 1, or the table mutex of `rust/back/index.c`, or (registering and removing the
 //!    hooks) ftrace's locks and the CPU hotplug lock, read; CPU hotplug holds that lock
 //!    written while its callback takes 1;
 //! 1. the registry mutex ([`registry`]), only to create, destroy or list caches, and to

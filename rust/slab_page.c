@@ -27,7 +27,7 @@
  * free_meta_offset KASAN_NO_FREE_META), as rslub's layout reserves none. It is not on the
  * kernel's list of caches, and its per-node part (per_node[], MAX_NUMNODES entries) is
  * not there at all: mm/slub.c's own paths must never see an rslub slab, which the hooks
- * on every entry point that takes an object ensure (rust/back/hook.c).
+ * on every entry point that takes an object ensure (rust/back/handler.c, direct.S).
  *
  * The shadows live in one arena, a slot per live rslub cache, so that "is this slab
  * rslub's?" is a range check of its slab_cache, without following it: the trampolines

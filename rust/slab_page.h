@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The slab page view (rust/slab_page.c): what rust/back/hook.c, the direct-call
+ * The slab page view (rust/slab_page.c): what rust/back's C side (hook.h), the direct-call
  * trampolines (rust/back/direct.S) and the suites' C helpers need to tell an rslub slab
  * from a slab of the kernel's.
  */

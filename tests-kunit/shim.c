@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The test module links its own copy of rslub's C shim, plus wrappers that only the
- * suites use (declared in tests-kunit/test_shim.rs).
+ * suites use (declared in tests-kunit/test_shim.rs). One C unit: the wrappers below reach
+ * into the statics of the files it includes. rust/back's C side is every file that Kbuild
+ * links into rslub.ko (rust/back/hook.h says what each holds), and test.c, the helpers that
+ * only the suites use.
  */
 #include "../rust/shim.c"
 #include "../rust/slab_page.c"
-#include "../rust/back/hook.c"
+#include "../rust/back/index.c"
+#include "../rust/back/sight.c"
+#include "../rust/back/watch.c"
+#include "../rust/back/kc.c"
+#include "../rust/back/replace.c"
+#include "../rust/back/rcu.c"
+#include "../rust/back/usercopy.c"
+#include "../rust/back/kmalloc.c"
+#include "../rust/back/handler.c"
+#include "../rust/back/trampoline.c"
+#include "../rust/back/register.c"
+#include "../rust/back/test.c"
 #include "../rust/param.c"
 
 #include <kunit/test.h>
@@ -794,7 +808,8 @@ bool rslub_test_direct_sites_patched(void)
 /*
  * The trampolines called directly, as the functions they stand for: each must do what
  * its function does, whatever the hooks' state (it ends in the function itself or in the
- * replacement of this module's copy of hook.c). Where there are none, the functions.
+ * replacement of this module's copy of rust/back's C files). Where there are none, the
+ * functions.
  */
 void rslub_test_direct_kfree(const void *x)
 {

@@ -690,7 +690,7 @@ pub(crate) fn expect_reports(prefix: &CStr) {
     }
 }
 
-/// Makes `f` run in `rust/back/hook.c`'s replacement of `kmem_cache_destroy()` right before it
+/// Makes `f` run in `rust/back/replace.c`'s replacement of `kmem_cache_destroy()` right before it
 /// calls the kernel's (`None`: nothing runs). One test at a time sets it, and clears it
 /// before it ends.
 pub(crate) fn set_before_destroy(
@@ -1418,7 +1418,7 @@ pub(crate) fn slot_first(kc: &KernelCache) -> bool {
 }
 
 /// How many caches of `kc`'s hash may hold rslub's objects, for `kmem_cache_free_bulk()`'s
-/// quick test (`rslub_bulk_caches[]`, rust/back/hook.c): a bulk free given a cache whose
+/// quick test (`rslub_bulk_caches[]`, rust/back/index.c): a bulk free given a cache whose
 /// count is 0 goes to the kernel without a look at its objects.
 #[cfg(rslub_inject)]
 pub(crate) fn bulk_count(kc: &KernelCache) -> u32 {

@@ -33,7 +33,7 @@
  *    Anything outside the direct map (NULL, ZERO_SIZE_PTR, vmalloc) is the kernel's
  *    after 4.
  *  - kmem_cache_free_bulk: a cache none of whose objects is rslub's (a count by its
- *    hash, hook.c's rslub_bulk_caches[]) at once: 7; kfree_bulk() (no cache) and the
+ *    hash, index.c's rslub_bulk_caches[]) at once: 7; kfree_bulk() (no cache) and the
  *    others, each object's page in turn (below).
  *  - kmem_cache_alloc{,_node,_lru}_noprof, kmem_cache_alloc_bulk_noprof: a cache whose
  *    first place in the index of backed caches is empty is not backed (below): 11. Its
@@ -207,7 +207,7 @@ RSLUB_OBJECT_TRAMPOLINE rslub_direct_usercopy, __check_object_size, %rdi, rslub_
  * charged (memcg), goes to \direct in \slot (the register after the function's last
  * argument), which serves from its rc without another lookup (the fast paths,
  * rust/back/fast.rs, held by RCU Tasks: see the top; the bulk allocation, which may
- * sleep, holds it by its counts: hook.c, rslub_dr_alloc_bulk()); charged flags go to the
+ * sleep, holds it by its counts: trampoline.c, rslub_dr_alloc_bulk()); charged flags go to the
  * kernel's function. A NULL s (the kernel's function oopses on it) goes there too: it
  * would match a slot being freed. An empty entry is the kernel's unless names are
  * watched or caches sighted; these and a chain that does not end (a buffer rebuilt under
@@ -283,7 +283,7 @@ RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_lru, kmem_cache_alloc_lru_noprof, rslu
 RSLUB_ALLOC_TRAMPOLINE rslub_direct_alloc_bulk, kmem_cache_alloc_bulk_noprof, rslub_r_alloc_bulk, \
 	rslub_dr_alloc_bulk, %rsi, 4, %r8
 
-/* The kernel's allocations, for hook.c's misses where the kernel serves after all. */
+/* The kernel's allocations, for trampoline.c's misses where the kernel serves after all. */
 RSLUB_THUNK kmem_cache_alloc_noprof
 RSLUB_THUNK kmem_cache_alloc_node_noprof
 RSLUB_THUNK kmem_cache_alloc_lru_noprof
@@ -291,7 +291,7 @@ RSLUB_THUNK kmem_cache_alloc_bulk_noprof
 
 /*
  * kmem_cache_free_bulk(s, size, p) and kfree_bulk(): a cache that holds no object of
- * rslub's (its count in rslub_bulk_caches[] is 0: hook.c) goes to the kernel's function
+ * rslub's (its count in rslub_bulk_caches[] is 0: index.c) goes to the kernel's function
  * after 7 instructions. Otherwise (and for kfree_bulk(), whose s is NULL), the first part
  * of RSLUB_OWN_SLAB's test on each object in turn (13 instructions an object of the
  * kernel's slabs, 5 more on a tail page); an array of the kernel's objects alone goes to
@@ -340,7 +340,7 @@ SYM_FUNC_START(rslub_direct_free_bulk)
 SYM_FUNC_END(rslub_direct_free_bulk)
 
 RSLUB_THUNK kmem_cache_free_bulk
-/* kvmalloc()'s fallback to vmalloc, as the kernel's (hook.c), with or without direct calls. */
+/* kvmalloc()'s fallback to vmalloc, as the kernel's (kmalloc.c), with or without direct calls. */
 RSLUB_THUNK __kvmalloc_node_noprof
 
 #ifdef RSLUB_DIRECT_KMALLOC
@@ -348,7 +348,7 @@ RSLUB_THUNK __kvmalloc_node_noprof
  * The class of an ordinary kmalloc of the size in \size, in \class, or a jump to \kernel
  * where there is none (a size rslub never serves, or a class not served): the kernel's
  * kmalloc_index() of the size, by a table of its (size - 1) / 8 (rslub_kmalloc_index,
- * hook.c), then the class table's KMALLOC_NORMAL row. \b, where the function takes a
+ * kmalloc.c), then the class table's KMALLOC_NORMAL row. \b, where the function takes a
  * kmem_buckets, makes a bucket request ask the replacement. Clobbers %rax and the flags.
  */
 .macro RSLUB_KMALLOC_CLASS size:req, class:req, kernel:req, ask:req, b
@@ -459,7 +459,7 @@ RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache, __kmalloc_cache_nopro
 RSLUB_KMALLOC_CACHE_TRAMPOLINE rslub_direct_kmalloc_cache_node, __kmalloc_cache_node_noprof, \
 	rslub_dr_kmalloc_cache_node, %rcx, %r8
 
-/* The kernel's functions the kmalloc replacements fall back to (hook.c). */
+/* The kernel's functions the kmalloc replacements fall back to (kmalloc.c). */
 RSLUB_THUNK __kmalloc_node_track_caller_noprof
 RSLUB_THUNK __kmalloc_cache_node_noprof
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the direct-call trampolines (rust/back/direct.S) and rust/back/hook.c share: the
- * layout constants the trampolines test with, each checked against the kernel's own
- * definition in hook.c (static_assert), and the C functions they ask or jump to.
+ * What the direct-call trampolines (rust/back/direct.S) and rust/back's C side (hook.h)
+ * share: the layout constants the trampolines test with, each checked against the
+ * kernel's own definition in trampoline.c (static_assert), and the C functions they ask
+ * or jump to.
  */
 #ifndef RSLUB_BACK_DIRECT_H
 #define RSLUB_BACK_DIRECT_H
@@ -46,14 +47,14 @@
 /* KMALLOC_MAX_CACHE_SIZE: the largest request a class serves. */
 #define RSLUB_KMALLOC_MAX_CACHE_SIZE 8192
 
-/* The index of backed caches (hook.c): its size's log2. */
+/* The index of backed caches (index.c): its size's log2. */
 #define RSLUB_INDEX_BITS 10
 #define RSLUB_INDEX_SIZE (1 << RSLUB_INDEX_BITS)
 /* hash_ptr() (include/linux/hash.h, 64-bit): the multiplier of the index's keys. */
 #define RSLUB_GOLDEN_RATIO_64 0x61C8864680B583EB
 
 #ifndef __ASSEMBLY__
-/* What the trampolines read (hook.c). */
+/* What the trampolines read (register.c, kmalloc.c, trampoline.c, index.c). */
 extern unsigned long rslub_direct_map_bytes;
 extern const u32 rslub_kmalloc_not_normal, rslub_kmalloc_never;
 extern u8 rslub_kmalloc_index[RSLUB_KMALLOC_MAX_CACHE_SIZE / 8];
@@ -113,11 +114,12 @@ void *rslub_k_kvrealloc_node_align_noprof(const void *p, DECL_TOKEN_PARAMS(size,
 					  unsigned long align, gfp_t flags, int nid);
 
 /*
- * The replacements a trampoline jumps to (hook.c, rust/back/fast.rs). The kmalloc
- * family's (rslub_dr_*) take the class after the function's arguments: NULL where they
- * are to decide. The kmem_cache allocations' take there the slot the trampoline found
- * backing the cache: the fast paths (rslub_backed_alloc_fast*) serve from it at once
- * (direct.S says why it stays valid), the bulk allocation checks it again (it may sleep).
+ * The replacements a trampoline jumps to (replace.c, rcu.c, usercopy.c, trampoline.c,
+ * kmalloc.c; rust/back/fast.rs). The kmalloc family's (rslub_dr_*) take the class after
+ * the function's arguments: NULL where they are to decide. The kmem_cache allocations'
+ * take there the slot the trampoline found backing the cache: the fast paths
+ * (rslub_backed_alloc_fast*) serve from it at once (direct.S says why it stays valid),
+ * the bulk allocation checks it again (it may sleep).
  */
 struct rslub_backing;
 void *rslub_backed_alloc_fast(struct kmem_cache *s, gfp_t gfp, struct rslub_backing *slot);

@@ -8,7 +8,7 @@
 //! never sleeping: `rslub_hook_unback()` clears `kc`, then waits for RCU Tasks (every
 //! task to sleep of its own accord, or to be in user space or idle, plus an RCU grace
 //! period) before it takes `rc`. Where the fast path is not enough, it leaves through the
-//! miss of its entry point as a tail call (`rslub_dr_alloc*_miss()`, `rust/back/hook.c`),
+//! miss of its entry point as a tail call (`rslub_dr_alloc*_miss()`, `rust/back/trampoline.c`),
 //! given the function's own arguments, still in their registers, so that it saves none
 //! and moves none; the miss looks the cache up again. An allocation that clears
 //! something (`__GFP_ZERO`, `init_on_alloc`, `init_on_free`) leaves at once, by a tail
@@ -30,10 +30,10 @@ use core::ffi::{c_int, c_uint, c_void};
 use kernel::bindings;
 
 extern "C" {
-    // Lockdep kernels: warns where RCU does not watch (hook.c).
+    // Lockdep kernels: warns where RCU does not watch (trampoline.c).
     #[cfg(CONFIG_PROVE_RCU)]
     fn rslub_dr_check_watching();
-    // The misses: the full allocation, with preemption on (hook.c).
+    // The misses: the full allocation, with preemption on (trampoline.c).
     fn rslub_dr_alloc_miss(s: *mut bindings::kmem_cache, gfp: c_uint) -> *mut c_void;
     fn rslub_dr_alloc_lru_miss(
         s: *mut bindings::kmem_cache,
@@ -47,7 +47,7 @@ extern "C" {
     ) -> *mut c_void;
 }
 
-/// A slot of the backing index (`struct rslub_backing`, `rust/back/hook.c`, which asserts
+/// A slot of the backing index (`struct rslub_backing`, `rust/back/hook.h`, which asserts
 /// this layout): the kernel cache it backs and the rslub cache that backs it.
 #[repr(C)]
 pub(crate) struct Slot {

@@ -6,7 +6,7 @@
 //! cache's name, object size, alignment and usercopy window. So every class holds
 //! `kmalloc_size_roundup()` of each request it takes, power-of-two sizes are naturally
 //! aligned, and reclaimable requests stay apart, as the kernel's contract says.
-//! `rust/back/hook.c` sends the kmalloc entry points to them (Documentation/backing.rst):
+//! `rust/back/kmalloc.c` sends the kmalloc entry points to them (Documentation/backing.rst):
 //! the classes are in the hooks' table before the hooks are registered, and stay, with
 //! the hooks, until shutdown (the suites alone take them down, with nothing left in them).
 

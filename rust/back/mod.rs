@@ -4,7 +4,7 @@
 //! `kmem_cache`, and the frees of its objects, on an unpatched kernel
 //! (Documentation/backing.rst).
 //!
-//! `rust/back/hook.c` redirects the kmem_cache entry points with ftrace: allocations from a
+//! `rust/back/*.c` redirect the kmem_cache entry points with ftrace: allocations from a
 //! backed cache go to its rslub cache; a free of an object on a slab page whose cache is
 //! one of rslub's shadows ([`crate::mm::owner_of`]) goes to the rslub cache that owns it.
 //! Objects keep going back where they came from, whatever the backing is when they are
@@ -172,7 +172,7 @@ unsafe fn free_on(slab: *const slab::Slab, obj: *mut u8) {
 
 /// Frees the objects that hold the `n` addresses at `inside`, each an address inside a
 /// live rslub object that its owner gave up (the `kvfree_rcu_head` of a `kfree_rcu()`,
-/// once the grace period has passed: `rust/back/hook.c`). Each object's start comes from
+/// once the grace period has passed: `rust/back/rcu.c`). Each object's start comes from
 /// its slab's own geometry, exact for any address inside it; each run of consecutive
 /// objects of one cache goes to that cache's bulk free, as the kernel's `kfree_rcu()`
 /// batches go to `kfree_bulk()`. The array is rewritten.

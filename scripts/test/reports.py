@@ -73,7 +73,7 @@ RSLUB = [
     # rmmod while something is backed or draining: those objects are leaked.
     (r"\brslub\w*: unloading while caches are backed or draining",
      "unloading while caches are backed or draining"),
-    # Hardened usercopy of an rslub object (rust/back/hook.c, rslub_usercopy_abort).
+    # Hardened usercopy of an rslub object (rust/back/usercopy.c, rslub_usercopy_abort).
     (r"Kernel memory (exposure|overwrite) attempt detected (from|to) "
      r"(SLUB object '(?P<cache>[^']+)'|wrapped address)",
      "Kernel memory %s attempt detected"),
