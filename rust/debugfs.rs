@@ -33,7 +33,7 @@ use crate::{
 use core::ptr::NonNull;
 use kernel::{
     debugfs::{Dir, File, Scope},
-    error::code::{EBUSY, EINVAL},
+    error::code::EINVAL,
     fmt,
     prelude::*,
     sync::atomic::{Atomic, Relaxed},

@@ -15,7 +15,6 @@ mod tests {
         common::{args, hardened, slabs},
         gfp::Gfp,
         layout::{HWCACHE_ALIGN, STORE_USER},
-        mm,
         registry::Cache,
         slab,
         stats::Stat,

@@ -24,7 +24,6 @@ mod tests {
         cache::NO_NODE,
         common::{alloc_n, args, free, have_two_cpus, other_memory_node, pin, unpin},
         gfp::Gfp,
-        mm,
         params::{Params, Profile, RawParams},
         registry::Cache,
         shim, slab,

@@ -13,7 +13,6 @@ mod tests {
         common::{alloc_n, args, free, free_all, have_two_cpus, have_two_nodes},
         gfp::Gfp,
         inject::{self, install, Point},
-        mm,
         registry::Cache,
         sanitize, slab,
         stats::Stat,

@@ -17,7 +17,6 @@ mod tests {
         gfp::Gfp,
         inject,
         layout::TYPESAFE_BY_RCU,
-        mm,
         registry::Cache,
         sanitize, shim, slab,
     };

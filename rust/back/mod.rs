@@ -1219,11 +1219,8 @@ pub(crate) fn reopen() {
 /// hooks. Then it removes the file, outside the lock, which waits for the writer to
 /// finish (and undo what it started: a watch, the hooks of one). Only then does it look.
 pub(crate) fn exit() {
-    let file = {
-        let mut st = BACK.lock();
-        st.closed = true;
-        st.file.take()
-    };
+    close();
+    let file = BACK.lock().file.take();
     drop(file);
     let mut st = BACK.lock();
     if !st.list.is_empty() {

@@ -17,7 +17,6 @@ use super::{CacheCore, NO_NODE};
 use crate::{
     debug::{self, Problem, POISON, SANITY},
     gfp::Gfp,
-    mm,
     shim::{self, IrqDisabled},
     slab::{self, Slab, State},
     stats::Stat,

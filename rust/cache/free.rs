@@ -8,7 +8,6 @@ use super::{commit, CacheCore, CpuSlab, BASE_TAG, NO_SLAB};
 use crate::{
     arch,
     inject::{inject, Point},
-    mm,
     params::Profile,
     sanitize,
     shim::IrqDisabled,

@@ -5,7 +5,7 @@
 //! Why and how is described in [`crate::sanitize`]; on other kernels none of this runs.
 
 use super::CacheCore;
-use crate::{debug::Problem, gfp::Gfp, mm, sanitize, shim, slab};
+use crate::{debug::Problem, gfp::Gfp, sanitize, shim, slab};
 use kernel::prelude::*;
 
 impl CacheCore {

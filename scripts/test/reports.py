@@ -111,6 +111,7 @@ NOT_REPORTS = [
     ("cannot back {name}: too many names", "a refused backing"),
     ("cannot back {name}: no cache of that name allocated", "a refused backing (unknown name)"),
     ("cannot back {}: named twice", "a refused load (a bad parameter)"),
+    ("cannot back {}: rslub is going away", "a refused write to the back file (racing rmmod)"),
     ("cannot unback {name}: not backed", "a refused write to the back file"),
     ("rslub: %ps has no ftrace call site", "a refused load (the kernel cannot be hooked)"),
     ("rslub: cannot hook %s", "a refused load (the kernel cannot be hooked)"),
