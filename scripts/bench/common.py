@@ -603,7 +603,7 @@ def allocator_code(r):
 # The report scripts: a page's report commit is marked when any differs from it.
 REPORT_SCRIPTS = ("scripts/bench/side_report.py", "scripts/bench/real_report.py",
                   "scripts/bench/whole_report.py", "scripts/bench/distro_report.py",
-                  "scripts/bench/common.py")
+                  "scripts/bench/headline.py", "scripts/bench/common.py")
 
 
 def report_commit():

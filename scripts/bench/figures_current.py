@@ -24,7 +24,7 @@ CODE = ["rust", "bench", "include", "Kbuild", "scripts/kconfig/base.config",
 # Each page's own scripts (its driver, guest and report) and kernels. A page that names the
 # commit its report ran at ("report at commit abc1234") is held to that commit for its report
 # script (a report can be run again on a run's records), to the measured one for the rest.
-REPORTS = set(REPORT_SCRIPTS) | {"scripts/bench/headline.py"}
+REPORTS = set(REPORT_SCRIPTS)
 PAGES = {
     "benchmarks.rst": ["scripts/bench/bench.sh", "scripts/bench/side_report.py",
                        "scripts/bench/common.py", "scripts/bench/real_guest.sh",
