@@ -348,11 +348,12 @@ def readme_block(rows, cols, command, commit, date):
         _, key, what, goal = FAST_OPS[0]
         best = via_api(cols, key)
         out.append(wrap(
-            f"Fast path (`bench/kmem_micro.c`, instructions per {what.split()[-1]}, "
-            f"{what}): sheaves 7.3 {cols[0][key]:.2f}"
+            f"Fast path, {what} (`bench/kmem_micro.c`, instructions): sheaves 7.3 "
+            f"{cols[0][key]:.2f}"
             + (f", classic SLUB 6.12 {cols[1][key]:.2f}" if cols[1] else "")
             + (f", rslub {best:.2f} through `kmem_cache_*` ({best / cols[0][key]:.2f} of "
-               f"sheaves'; goal {goal})" if best is not None else "")
+               f"sheaves'; goal {goal}, {'met' if best / cols[0][key] <= goal else 'missed'})"
+               if best is not None else "")
             + (f" and {cols[2][key]:.2f} through its C API" if cols[2] else "") + "."))
     return "\n".join(out)
 
