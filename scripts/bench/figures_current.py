@@ -68,6 +68,8 @@ def git(*args):
 def check(name, head, own):
     """Whether page @name, whose first lines are @head, is stale for its code @own:
     prints what it finds; True if stale."""
+    # One line: a wrapped paragraph may break "report at commit" anywhere.
+    head = " ".join(head.split())
     measured = list(dict.fromkeys(MEASURED.findall(head)))
     if not measured:
         print(f"{name}: names no measured commit in its first 30 lines")
