@@ -56,6 +56,9 @@ qemu_version=$(qemu-system-x86_64 --version | head -1)
 out=$RSLUB_CACHE/bench-results
 rm -rf "$out"
 mkdir -p "$out"
+# The run's provenance beside its records, as whole.sh's meta (Documentation/results.rst
+# names it for the seeds' experiments it takes from here).
+printf '%s\n' "$commit" "$(date -u +%F)" "$kbuild" "$qemu_version" "$CPUS" > "$out/meta"
 start=$(date +%s)
 vm=$RSLUB_TOP/scripts/bench/vm.sh
 NODES=2 "$vm" "$out/nodes2.jsonl" suite=0

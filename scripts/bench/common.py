@@ -45,8 +45,26 @@ def table(header, rows):
 SERIES_COLORS = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c", "#9467bd"]
 
 
-def svg_bars(path, title, ylabel, groups, series, values):
-    """Grouped bar chart: values[s][g] for series s and group g (None: no bar)."""
+def label_lines(label, width):
+    """A group's label in lines that fit @width pixels (about 6 a character at the plot's
+    font size), broken at spaces; one line where it fits or cannot be broken."""
+    fits = lambda text: len(text) * 6 <= width * 0.95
+    if fits(label) or " " not in label:
+        return [label]
+    lines = []
+    for word in label.split():
+        if lines and fits(f"{lines[-1]} {word}"):
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
+def svg_bars(path, title, ylabel, groups, series, values, colors=None, ref=None):
+    """Grouped bar chart: values[s][g] for series s and group g (None: no bar), series s
+    in colors[s] (by default SERIES_COLORS in turn); @ref, a (value, label), is drawn as a
+    dashed line across the bars."""
+    colors = colors or [SERIES_COLORS[s % len(SERIES_COLORS)] for s in range(len(series))]
     w, h, left, bottom, top = 760, 340, 70, 60, 40
     plot_w, plot_h = w - left - 20, h - top - bottom
     vmax = max([v for row in values for v in row if v is not None] + [1])
@@ -77,28 +95,45 @@ def svg_bars(path, title, ylabel, groups, series, values):
             x = x0 + s * bw
             out.append(
                 f'<rect x="{x:.1f}" y="{top + plot_h - bh:.1f}" width="{bw * 0.95:.1f}" '
-                f'height="{bh:.1f}" fill="{SERIES_COLORS[s % len(SERIES_COLORS)]}">'
+                f'height="{bh:.1f}" fill="{colors[s]}">'
                 f'<title>{html.escape(series[s])} {html.escape(str(name))}: {v}</title></rect>'
             )
+        cx = left + g * gw + gw / 2
+        lines = label_lines(str(name), gw)
         out.append(
-            f'<text x="{left + g * gw + gw / 2:.1f}" y="{top + plot_h + 15}" '
-            f'text-anchor="middle">{html.escape(str(name))}</text>'
+            f'<text x="{cx:.1f}" y="{top + plot_h + 15}" text-anchor="middle">'
+            + html.escape(lines[0])
+            + "".join(f'<tspan x="{cx:.1f}" dy="12">{html.escape(line)}</tspan>'
+                      for line in lines[1:])
+            + "</text>"
         )
+    # The legend's entries 150 apart, closer where that would not fit them all.
+    step = min(150, (w - left) // max(n_s + (ref is not None), 1))
     for s, name in enumerate(series):
-        x = left + s * 150
+        x = left + s * step
         y = h - 18
         out.append(f'<rect x="{x}" y="{y - 9}" width="10" height="10" '
-                   f'fill="{SERIES_COLORS[s % len(SERIES_COLORS)]}"/>')
+                   f'fill="{colors[s]}"/>')
         out.append(f'<text x="{x + 14}" y="{y}">{html.escape(name)}</text>')
+    if ref is not None:
+        # The line, and its legend entry after the series'.
+        y = top + plot_h - plot_h * ref[0] / vmax
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
+                   'stroke="black" stroke-dasharray="6,4"/>')
+        x, y = left + n_s * step, h - 18
+        out.append(f'<line x1="{x}" y1="{y - 4}" x2="{x + 20}" y2="{y - 4}" stroke="black" '
+                   'stroke-dasharray="6,4"/>')
+        out.append(f'<text x="{x + 24}" y="{y}">{html.escape(ref[1])}</text>')
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
 
 
-def plot(figdir, name, title, ylabel, groups, series, values):
+def plot(figdir, name, title, ylabel, groups, series, values, colors=None, ref=None):
     """svg_bars() as @figdir/NAME.svg, @figdir the benchmarks folder beside the page;
     returns the page's directive that shows it."""
-    svg_bars(os.path.join(figdir, f"{name}.svg"), title, ylabel, groups, series, values)
+    svg_bars(os.path.join(figdir, f"{name}.svg"), title, ylabel, groups, series, values,
+             colors, ref)
     return f"\n.. image:: benchmarks/{name}.svg\n"
 
 
@@ -603,7 +638,7 @@ def allocator_code(r):
 # The report scripts: a page's report commit is marked when any differs from it.
 REPORT_SCRIPTS = ("scripts/bench/side_report.py", "scripts/bench/real_report.py",
                   "scripts/bench/whole_report.py", "scripts/bench/distro_report.py",
-                  "scripts/bench/common.py")
+                  "scripts/bench/headline.py", "scripts/bench/common.py")
 
 
 def report_commit():

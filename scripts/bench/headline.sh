@@ -22,5 +22,8 @@ NODES=2 boot "$out/n2-rslub-tuned.jsonl" alloc=rslub rslub:profile=tuned ${hw/mi
 NODES=2 SEED=2 PAD=1024 boot "$out/n2-kernel-seed2.jsonl" alloc=kernel $hw
 NODES=2 SEED=3 PAD=2560 boot "$out/n2-kernel-seed3.jsonl" alloc=kernel $hw
 log "headline benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
+# The seeds' experiments from the last side-by-side boots (make bench or PART=side), if the
+# cache folder holds them; README.md's block from these boots.
 python3 "$RSLUB_TOP/scripts/bench/headline.py" "$out" "$RSLUB_TOP/Documentation" \
-	--command "make bench PART=headline" --seconds "$(( $(date +%s) - start ))"
+	--command "make bench PART=headline" --seconds "$(( $(date +%s) - start ))" \
+	--side "$RSLUB_CACHE/bench-results" --readme "$RSLUB_TOP/README.md"

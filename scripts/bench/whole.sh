@@ -250,6 +250,8 @@ if [ "${SWEEP:-1}" = 1 ]; then
 fi
 log "whole-system benchmarks ran in $(( $(date +%s) - start )) s; writing the report"
 python3 "$RSLUB_TOP/scripts/bench/whole_report.py" "$out" "$RSLUB_TOP/Documentation"
-# The headline (Documentation/results.rst) from the same boots.
+# The headline (Documentation/results.rst, and README.md's block that quotes it) from the
+# same boots, with the seeds' experiments of the side-by-side boots (scripts/bench/bench.sh's
+# records: this run's, or with PART=whole the last run's, if any).
 python3 "$RSLUB_TOP/scripts/bench/headline.py" "$out" "$RSLUB_TOP/Documentation" \
-	--command "make bench"
+	--command "make bench" --side "$RSLUB_CACHE/bench-results" --readme "$RSLUB_TOP/README.md"

@@ -8,9 +8,14 @@ replaces the text between the markers `<!-- test-count -->` and `<!-- /test-coun
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
+
+# The repository: the pathspecs below are relative to it (git -C takes them from the folder
+# it is given, so scripts/test/ would match nothing).
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def main():
@@ -19,9 +24,9 @@ def main():
         v = json.load(f)
     if v["failed"] or not v["passed"]:
         sys.exit("readme_count: the run failed; README.md left as it is")
-    commit = subprocess.run(["git", "-C", sys.path[0], "rev-parse", "--short", "HEAD"],
+    commit = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "-C", sys.path[0], "status", "--porcelain", "--",
+    dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--",
                             "rust", "tests-kunit", "Kbuild"],
                            capture_output=True, text=True).stdout.strip()
     at = f"{commit}{' plus uncommitted changes' if dirty else ''}"
