@@ -1,18 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Backing kernel caches: an rslub cache serves the allocations of an existing
-//! `kmem_cache`, and the frees of its objects, on an unpatched kernel
-//! (Documentation/backing.rst).
+//! `kmem_cache`, and the frees of its objects, on an unpatched kernel; in whole-kernel
+//! mode (`back=all`) every cache that allocates, and kmalloc (Documentation/backing.rst).
 //!
-//! `rust/back/*.c` redirect the kmem_cache entry points with ftrace: allocations from a
-//! backed cache go to its rslub cache; a free of an object on a slab page whose cache is
-//! one of rslub's shadows ([`crate::mm::owner_of`]) goes to the rslub cache that owns it.
+//! # The layer
+//!
+//! - This file: the backing's state under one mutex ([`State`]): what is backed, what is
+//!   draining, the names looked for, whether the hooks are registered. Backing checks a
+//!   kernel cache and makes the rslub cache of the same geometry ([`prepare`]), then
+//!   publishes it to the C side ([`publish`]); unbacking withdraws it and leaves the rslub
+//!   cache draining until its last object comes back ([`release_drained`]). Also the
+//!   decisions that need rslub's own types: which rslub cache owns a freed object
+//!   ([`rslub_free_owned`]), usercopy's window ([`rslub_usercopy_bad`]).
+//! - `kmalloc.rs`: kmalloc's size classes in whole-kernel mode.
+//! - `file.rs`: the `back` debugfs file.
+//! - `fast.rs`: the allocation fast paths the direct-call trampolines jump to.
+//! - `*.c`, `hook.h`: what Rust cannot reach in 7.3 (`hook.h` says why): the index the
+//!   hooks look a cache up in (`index.c`), the ftrace handlers (`handler.c`), the
+//!   replacements of the kmem_cache API (`replace.c`), kmalloc's (`kmalloc.c`), RCU frees
+//!   (`rcu.c`), usercopy (`usercopy.c`), sightings and watches (`sight.c`, `watch.c`),
+//!   facts about a kernel cache (`kc.c`), the trampolines' callees (`trampoline.c`) and the
+//!   registration of it all (`register.c`); `direct.S` holds the trampolines.
+//!
+//! # Paths
+//!
+//! Fast: a direct call from the kernel's `kmem_cache_alloc()` (and kin) to its trampoline
+//! (`direct.S`), which finds the cache's slot in the index and jumps to rslub's fast path
+//! (`fast.rs`), or back into the kernel's function for a cache rslub does not serve; a
+//! free tests the object's slab page for one of rslub's shadows and frees it to its owner.
+//! Slow: the ftrace handler (`handler.c`) decides what the trampolines cannot (a cache
+//! being sighted or watched, a kernel without direct calls) and sends the call to its
+//! replacement (`replace.c`), which holds the slot by per-CPU counts and may sleep.
 //! Objects keep going back where they came from, whatever the backing is when they are
 //! freed.
 //!
-//! Unbacking stops new allocations at once. The rslub cache stays, *draining*, until its
-//! last object is freed; then [`release_drained`] destroys it. The ftrace hooks are
-//! registered while anything is backed or draining, and only then.
+//! # Locks and lifetime
+//!
+//! Lock order: `rslub_destroy_lock` (a hooked `kmem_cache_destroy()`, `replace.c`), then
+//! the backing's mutex ([`State`]), then the registry's (making or destroying an rslub
+//! cache), then `rslub_backed_lock` (the C side's, around every change of the index and
+//! the watches). The hooks take no lock: they run with preemption off or under RCU, and an
+//! unbacking waits for them (RCU Tasks while direct calls are registered) before it
+//! reuses what they read. The hooks are registered while anything is backed, draining or
+//! looked for, and only then; they hold the module. At exit the backing is closed first,
+//! then its file removed, then checked ([`exit`]).
 
 use crate::{
     cache::{CacheArgs, CacheCore},
