@@ -112,8 +112,11 @@ static void kernel(void)
 		printf("- ctxt %llu\n", field("ctxt "));
 }
 
-/* rslub's counters and slab bytes: see the top. */
-static void rslub(const char *path)
+/*
+ * Calls @fn with each cache directory under @path (an open directory and its name): the
+ * subdirectories, not "." and "..", nor symbolic links (SLUB's aliases).
+ */
+static void each_cache(const char *path, void (*fn)(int dir, const char *name))
 {
 	struct dirent *e;
 	DIR *d;
@@ -129,30 +132,42 @@ static void rslub(const char *path)
 		dir = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY);
 		if (dir < 0)
 			continue;
-		/* "COUNTER VALUE" lines. */
-		if (!slurp(dir, "stats")) {
-			for (char *line = buf; *line; line = next_line(line)) {
-				unsigned long long v;
-				char name[64];
-
-				if (sscanf(line, "%63s %llu", name, &v) == 2 && v)
-					printf("%s %s %llu\n", e->d_name, name, v);
-			}
-		}
-		/* A "bytes pages=N metadata=N" line among others. */
-		if (!slurp(dir, "nodes")) {
-			for (char *line = buf; *line; line = next_line(line)) {
-				unsigned long long page, meta;
-
-				if (sscanf(line, "bytes pages=%llu metadata=%llu", &page, &meta) == 2) {
-					printf("%s page_bytes %llu\n", e->d_name, page);
-					printf("%s meta_bytes %llu\n", e->d_name, meta);
-				}
-			}
-		}
+		fn(dir, e->d_name);
 		close(dir);
 	}
 	closedir(d);
+}
+
+/* One cache of rslub's: its counters and slab bytes. */
+static void rslub_cache(int dir, const char *name)
+{
+	/* "COUNTER VALUE" lines. */
+	if (!slurp(dir, "stats")) {
+		for (char *line = buf; *line; line = next_line(line)) {
+			unsigned long long v;
+			char counter[64];
+
+			if (sscanf(line, "%63s %llu", counter, &v) == 2 && v)
+				printf("%s %s %llu\n", name, counter, v);
+		}
+	}
+	/* A "bytes pages=N metadata=N" line among others. */
+	if (!slurp(dir, "nodes")) {
+		for (char *line = buf; *line; line = next_line(line)) {
+			unsigned long long page, meta;
+
+			if (sscanf(line, "bytes pages=%llu metadata=%llu", &page, &meta) == 2) {
+				printf("%s page_bytes %llu\n", name, page);
+				printf("%s meta_bytes %llu\n", name, meta);
+			}
+		}
+	}
+}
+
+/* rslub's counters and slab bytes: see the top. */
+static void rslub(const char *path)
+{
+	each_cache(path, rslub_cache);
 }
 
 /* Adds each word of @list once; those of the per-cache list are marked so. */
@@ -175,43 +190,31 @@ static void add(char *list, int per_cache)
 	}
 }
 
+/* One cache of SLUB's: its counters, summed, and printed for those asked per cache. */
+static void slub_cache(int dir, const char *name)
+{
+	for (int i = 0; i < n_counters; i++) {
+		struct counter *c = &counters[i];
+		unsigned long long v;
+
+		/* A counter this kernel lacks (7.3's sheaves' on 6.12): not printed. */
+		if (slurp(dir, c->name) || !*buf)
+			continue;
+		v = strtoull(buf, NULL, 10);
+		c->sum += v;
+		c->seen = 1;
+		if (c->per_cache && v)
+			printf("-s %s/%s %llu\n", name, c->name, v);
+	}
+}
+
 /* SLUB's own counters: see the top. */
 static void slub(void)
 {
-	struct dirent *e;
-	DIR *d;
-
 	/* A kernel without SLUB_STATS: no thousands of files to look for. */
 	if (access("/sys/kernel/slab/kmalloc-64/alloc_fastpath", R_OK))
 		return;
-	d = opendir("/sys/kernel/slab");
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int dir;
-
-		/* Aliases are symbolic links (and "." and ".." no caches). */
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		dir = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY);
-		if (dir < 0)
-			continue;
-		for (int i = 0; i < n_counters; i++) {
-			struct counter *c = &counters[i];
-			unsigned long long v;
-
-			/* A counter this kernel lacks (7.3's sheaves' on 6.12): not printed. */
-			if (slurp(dir, c->name) || !*buf)
-				continue;
-			v = strtoull(buf, NULL, 10);
-			c->sum += v;
-			c->seen = 1;
-			if (c->per_cache && v)
-				printf("-s %s/%s %llu\n", e->d_name, c->name, v);
-		}
-		close(dir);
-	}
-	closedir(d);
+	each_cache("/sys/kernel/slab", slub_cache);
 	for (int i = 0; i < n_counters; i++)
 		if (counters[i].seen)
 			printf("-k %s %llu\n", counters[i].name, counters[i].sum);
