@@ -105,7 +105,8 @@
 //!
 //! ## Lock order
 //!
-//! 0. the backing mutex ([`back`]), then (creating or destroying the rslub cache of a
+//! 0. a hooked `kmem_cache_destroy()`'s `rslub_destroy_lock` (`rust/back/replace.c`), then
+//!    the backing mutex ([`back`]), then (creating or destroying the rslub cache of a
 //!    backing) 1, or the table mutex of `rust/back/index.c`, or (registering and removing the
 //!    hooks) ftrace's locks and the CPU hotplug lock, read; CPU hotplug holds that lock
 //!    written while its callback takes 1;

@@ -35,7 +35,8 @@ use kernel::{
     sync::atomic::{Atomic, Relaxed},
 };
 
-/// Which list of its node a slab is on ([`Links::on`]): none.
+/// Which list of its node a slab is on ([`Links::on`]): none. (Not [`ON_CPU_PARTIAL`], a
+/// bit of the counters.)
 pub(crate) const ON_NO_LIST: u8 = 0;
 /// On the partial list.
 pub(crate) const ON_PARTIAL: u8 = 1;

@@ -1488,7 +1488,9 @@ mod tests {
     /// The module's exit closes the backing before it looks at what is backed
     /// (`back::close()`): a backing by name still in progress then (a write to the `back`
     /// file racing `rmmod`, which debugfs lets finish) backs nothing. Here the exit begins
-    /// when the cache was found, just before the backing takes its lock.
+    /// when the cache was found, just before the backing takes its lock. (The other half,
+    /// `rslub_hook_init()` refusing a module that is going away, needs a real `rmmod`:
+    /// the guest's `rslub_load.back_write_racing_rmmod`.)
     #[test]
     fn a_backing_that_meets_the_exit_backs_nothing() {
         let base = back::backings();

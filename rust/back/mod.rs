@@ -29,22 +29,24 @@
 //! (`direct.S`), which finds the cache's slot in the index and jumps to rslub's fast path
 //! (`fast.rs`), or back into the kernel's function for a cache rslub does not serve; a
 //! free tests the object's slab page for one of rslub's shadows and frees it to its owner.
-//! Slow: the ftrace handler (`handler.c`) decides what the trampolines cannot (a cache
-//! being sighted or watched, a kernel without direct calls) and sends the call to its
-//! replacement (`replace.c`), which holds the slot by per-CPU counts and may sleep.
-//! Objects keep going back where they came from, whatever the backing is when they are
-//! freed.
+//! Where the trampoline's quick test cannot decide (a cache being sighted or watched), it
+//! asks `rslub_d_alloc()`; a miss of the fast path, and the bulk allocation, go to their
+//! callees (`trampoline.c`), which hold the slot by per-CPU counts and may sleep. The
+//! functions without a direct call (`kmem_cache_destroy()`, `kmem_cache_charge()`), and
+//! all of them on a kernel without direct calls or with `direct=0`, go through the ftrace
+//! handler (`handler.c`), which decides and sends the call to its replacement
+//! (`replace.c`). Objects keep going back where they came from, whatever the backing is
+//! when they are freed.
 //!
 //! # Locks and lifetime
 //!
-//! Lock order: `rslub_destroy_lock` (a hooked `kmem_cache_destroy()`, `replace.c`), then
-//! the backing's mutex ([`State`]), then the registry's (making or destroying an rslub
-//! cache), then `rslub_backed_lock` (the C side's, around every change of the index and
-//! the watches). The hooks take no lock: they run with preemption off or under RCU, and an
-//! unbacking waits for them (RCU Tasks while direct calls are registered) before it
-//! reuses what they read. The hooks are registered while anything is backed, draining or
-//! looked for, and only then; they hold the module. At exit the backing is closed first,
-//! then its file removed, then checked ([`exit`]).
+//! The lock order is `rust/rslub.rs`'s. The handlers and trampolines take no lock: they
+//! run with preemption off or under RCU, or hold a slot by its per-CPU counts, and an
+//! unbacking waits for them (RCU Tasks while direct calls are registered) before it reuses
+//! what they read. The hooks are registered while anything is backed, draining or looked
+//! for, while whole-kernel mode is on or kmalloc's classes are served, and only then; they
+//! hold the module. At exit the backing is closed first, then its file removed, then
+//! checked ([`exit`]).
 
 use crate::{
     cache::{CacheArgs, CacheCore},
@@ -1246,10 +1248,17 @@ pub(crate) fn reopen() {
 /// the module while anything is); says so if that was broken.
 ///
 /// A writer of the `back` file does not hold the module (debugfs files have no owner), so
-/// one may still be backing when the exit begins. The exit first closes the backing
-/// ([`close`]): from then on the writer's backing fails with `EBUSY` and registers no
-/// hooks. Then it removes the file, outside the lock, which waits for the writer to
-/// finish (and undo what it started: a watch, the hooks of one). Only then does it look.
+/// one may still be running when the exit begins (one that holds the hooks holds the
+/// module, and rmmod was refused). The exit first closes the backing ([`close`]): from then
+/// on the writer's backing fails with `EBUSY` and registers no hooks
+/// (`rslub_hook_init()`'s `try_module_get()` refuses too, once rmmod has begun). Then it
+/// removes the file, outside the lock, which waits for the writer to finish. Only then
+/// does it look.
+///
+/// The removal waits while it holds the lock of the module's debugfs directory, where a
+/// cache's files are made and removed: a writer must make or destroy no rslub cache once
+/// the backing is closed. [`back_found`] checks before [`prepare`] makes one, and drops
+/// what it prepared while it holds the backing's lock.
 pub(crate) fn exit() {
     close();
     let file = BACK.lock().file.take();

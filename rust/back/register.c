@@ -364,7 +364,7 @@ int rslub_hook_init(void)
 	int i, n = 0, ret;
 
 	/*
-	 * The hooks' reference, before anything else: rmmod must wait until nothing is
+	 * The hooks' reference, before anything else: rmmod is refused until nothing is
 	 * backed and no backed object is alive (rslub_hook_exit() drops it). A module going
 	 * away (a write to debugfs' back racing rmmod) registers no hook.
 	 */
