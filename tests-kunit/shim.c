@@ -169,6 +169,7 @@ void rslub_test_free_range(struct page *first, unsigned long nr);
 int rslub_test_offline_block(struct page *page, unsigned int secs, bool *spun);
 bool rslub_test_log_has(const char *first, const char *next);
 unsigned long rslub_test_alloc_hidden(struct kmem_cache *kc, bool link);
+u32 rslub_test_slot_home(struct kmem_cache *kc);
 
 struct page *rslub_test_virt_to_page(const void *addr)
 {
@@ -1285,6 +1286,15 @@ static int rslub_test_leak_fn(void *arg)
 	rslub_test_scrub_stack(6);
 	complete(&l->done);
 	return 0;
+}
+
+/*
+ * The first place of @kc's slot in the backing index, where its probe starts
+ * (rslub_lookup()), whether @kc is backed or not.
+ */
+u32 rslub_test_slot_home(struct kmem_cache *kc)
+{
+	return hash_ptr(kc, RSLUB_INDEX_BITS);
 }
 
 /* Returns the object allocated, bitwise inverted (~0 on failure). */

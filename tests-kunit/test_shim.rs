@@ -191,6 +191,7 @@ mod ffi {
         pub(super) fn rslub_test_slot_of(kc: *mut kernel::bindings::kmem_cache) -> usize;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_slot_first(kc: *mut kernel::bindings::kmem_cache) -> bool;
+        pub(super) fn rslub_test_slot_home(kc: *mut kernel::bindings::kmem_cache) -> u32;
         #[cfg(rslub_inject)]
         pub(super) fn rslub_test_bulk_count(
             kc: *mut kernel::bindings::kmem_cache,
@@ -1415,6 +1416,13 @@ pub(crate) fn slot_of(kc: &KernelCache) -> usize {
 pub(crate) fn slot_first(kc: &KernelCache) -> bool {
     // SAFETY: A live cache.
     unsafe { ffi::rslub_test_slot_first(kc.raw().as_ptr()) }
+}
+
+/// The first place of `kc`'s slot in the backing index (its hash), where the lookup's
+/// probe starts, whether `kc` is backed or not.
+pub(crate) fn slot_home(kc: &KernelCache) -> u32 {
+    // SAFETY: A live cache; only its address is used.
+    unsafe { ffi::rslub_test_slot_home(kc.raw().as_ptr()) }
 }
 
 /// How many caches of `kc`'s hash may hold rslub's objects, for `kmem_cache_free_bulk()`'s
