@@ -381,7 +381,8 @@ mod tests {
     /// Caches are made, not backed, until two share a first place (`slot_home`); only
     /// those two are backed, the first before the second, whose place is then taken.
     /// Backing and unbacking each of up to 256 caches until one landed past its place
-    /// took 40 s to 140 s on the debug kernel (every unbacking waits for RCU Tasks).
+    /// took 42 s on the default kernel and up to 144 s on the debug one (every unbacking
+    /// waits for RCU Tasks).
     #[test]
     fn the_trampoline_probes_past_another_caches_slot() {
         let base = back::backings();
@@ -452,8 +453,8 @@ mod tests {
         if let Some((what, i, e)) = failed {
             pr_err!("probe test: {what} of cache {i} failed: {e:?}\n");
         }
-        // Up to 256 caches in 1024 places: the chance that no two share a place is below
-        // e^-31 (two usually do within fifty).
+        // Up to 256 caches in 1024 places: were the places random, the chance that no two
+        // share one would be about e^-31 (two usually do within fifty).
         assert!(failed.is_none() && found.is_some());
         // The backed cache's object from rslub, the other's from the kernel, neither by a
         // question to C where the direct calls are on.
