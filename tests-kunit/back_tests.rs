@@ -454,7 +454,7 @@ mod tests {
             pr_err!("probe test: {what} of cache {i} failed: {e:?}\n");
         }
         // Up to 256 caches in 1024 places: were the places random, the chance that no two
-        // share one would be about e^-31 (two usually do within fifty).
+        // share one would be below e^-31 (two usually do within fifty).
         assert!(failed.is_none() && found.is_some());
         // The backed cache's object from rslub, the other's from the kernel, neither by a
         // question to C where the direct calls are on.

@@ -276,15 +276,13 @@ mod tests {
     /// one from being reported) is no leak. The addresses stay inverted until the scans:
     /// a copy of one on the test's stack would count as a reference.
     ///
-    /// The objects are never the first of their slab, whose leak kmemleak does not report
-    /// (`alloc_hidden`). The case used to keep a first object of the test's own CPU's
-    /// slab instead, while the threads may run on other CPUs, and with
-    /// `SLAB_FREELIST_RANDOM` any object may be a slab's first: CI's debug run of
-    /// 2026-12-07 found no report of the unreferenced object, and nothing else reported.
-    /// kmemleak also scans whole stacks, those kept for reuse after their task exited
-    /// included, where a stale copy of an address may stay: up to three rounds, each with
-    /// new objects from new threads; a round whose object is not reported says what
-    /// kmemleak knows of it (`dump=`), and the last round must see it reported. Everything is freed and
+    /// The objects are never the first of their slab, as a precaution (`alloc_hidden`).
+    /// CI's debug run of 2026-12-07 found the unreferenced object (not a slab's first)
+    /// unreported, and nothing else reported, for a reason not understood (kmemleak scans
+    /// whole stacks, those kept for reuse after their task exited included, where a stale
+    /// copy of an address may stay): up to three rounds, each with new objects from new
+    /// threads; a round whose object is not reported says what kmemleak knows of it
+    /// (`dump=`), and the last round must see it reported. Everything is freed and
     /// unbacked before anything is asserted: a failure leaves nothing backed (an assertion
     /// ends the case at once, and a backed cache left behind made the checks after the
     /// suites wait out their drain rounds).

@@ -1268,10 +1268,9 @@ static noinline void rslub_test_scrub_stack(int depth)
 }
 
 /*
- * An object of @kc that is not the first of its slab: kmemleak does not report a leak of
- * a slab's first object, something still refers to its address, the slab's
- * (Documentation/reliability.rst, "kmemleak": not understood; the slab's metadata is not
- * scanned, a copy left on the stack of the task that made the slab is one candidate).
+ * An object of @kc that is not the first of its slab, as a precaution: with the slab
+ * metadata's scan restricted to its cache pointer, kmemleak once reported no leak of a
+ * slab's first object (Documentation/reliability.rst, "kmemleak": not understood).
  * Those allocated on the way are freed after.
  */
 static void *rslub_test_alloc_off_start(struct kmem_cache *kc)

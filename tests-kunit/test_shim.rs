@@ -1540,8 +1540,8 @@ pub(crate) fn log_has(first: &CStr, next: &CStr) -> bool {
 
 /// Allocates an object of `kc` in a thread that exits at once, so that no stack keeps a
 /// copy of the pointer; returns it bitwise inverted (`!0` on failure): a value kmemleak
-/// does not take for a pointer. Never the first object of its slab, of which kmemleak
-/// reports no leak (tests-kunit/shim.c). With `link`, the object's first word
+/// does not take for a pointer. Never the first object of its slab, as a precaution
+/// (tests-kunit/shim.c). With `link`, the object's first word
 /// points at a new 64-byte kmalloc'ed object that nothing else refers to.
 pub(crate) fn alloc_hidden(kc: &KernelCache, link: bool) -> usize {
     // SAFETY: `kc` is a live cache.
